@@ -1,0 +1,51 @@
+# Makefile — builds and installs the received_orders extension (PGXS) and
+# delegates the feeder daemon to feeder/Makefile.
+
+EXTENSION = received_orders
+EXTVERSION = 1.0
+
+MODULE_big = received_orders
+OBJS = \
+	extension/received_orders.o \
+	extension/event.o \
+	extension/store.o \
+	extension/materialize.o
+
+# One install-script source, built to its versioned name.  Upgrade scripts
+# (sql/received_orders--A--B.sql) are frozen once released.
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA = $(filter-out sql/$(EXTENSION)--$(EXTVERSION).sql,$(wildcard sql/$(EXTENSION)--*--*.sql))
+
+# Isolation specs for PGXS users (`make installcheck`); `make test` runs every
+# suite, these included, through test/run.
+ISOLATION = concurrent-duplicate-commit concurrent-duplicate-abort opposite-order-batches
+ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
+
+EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
+
+all: feeder
+
+feeder:
+	$(MAKE) -C feeder
+
+install: install-feeder
+
+install-feeder: feeder
+	$(MAKE) -C feeder install
+
+clean: clean-feeder
+
+clean-feeder:
+	$(MAKE) -C feeder clean
+
+test:
+	test/run
+
+.PHONY: feeder install-feeder clean-feeder test

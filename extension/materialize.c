@@ -1,0 +1,682 @@
+/*-------------------------------------------------------------------------
+ *
+ * materialize.c
+ *	  SQL entry points: materialize_order, materialize_orders and
+ *	  replay_quarantined.
+ *
+ * The guarantee is PostgreSQL's: order_id is the primary key and every write
+ * is INSERT ... ON CONFLICT (order_id) DO NOTHING.  An event that did not
+ * insert is a duplicate when the stored row has its externalReference, and a
+ * conflict (an identity contradiction, left for an operator) when not.
+ *
+ * The batch function never fails for one bad element.  Raw checks that
+ * cannot throw run first; parsing and the one INSERT for all good elements
+ * then run in a single subtransaction.  Should that throw (a DBA's trigger or
+ * constraint, a number jsonb cannot hold), it is rolled back and every
+ * element is retried in a subtransaction of its own, so the error is pinned
+ * on its element, which is quarantined.  Transient errors are re-thrown:
+ * the caller retries the whole batch.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/resowner.h"
+
+#include "received_orders.h"
+
+PG_FUNCTION_INFO_V1(materialize_order);
+PG_FUNCTION_INFO_V1(materialize_orders);
+PG_FUNCTION_INFO_V1(replay_quarantined);
+
+/* Where an element of a batch stands. */
+typedef enum BatchState
+{
+	BATCH_PENDING,				/* raw bytes fine, not parsed yet */
+	BATCH_CANDIDATE,			/* a valid event, to be inserted */
+	BATCH_DECIDED				/* outcome known */
+} BatchState;
+
+/* One element of a batch: its Kafka message and what became of it. */
+typedef struct BatchItem
+{
+	int			position;		/* 1-based, in the caller's arrays */
+	const char *data;			/* raw value bytes */
+	int			len;
+	bool		rejected_raw;	/* refused before parsing */
+	BatchState	state;
+	RoEvent		event;			/* valid from BATCH_CANDIDATE on */
+	bool		has_order_id;
+	bool		inserted;
+	RoOutcome	outcome;
+	int			sqlerrcode;		/* 0 unless rejected or conflict */
+	char	   *message;		/* NULL unless rejected or conflict */
+} BatchItem;
+
+/* A batch: the elements and, for quarantine rows, their coordinates. */
+typedef struct Batch
+{
+	int			count;
+	BatchItem  *items;
+	BatchItem **candidates;		/* valid events sorted by order_id */
+	int			ncandidates;
+	Datum	   *values;
+	bool	   *values_null;
+	Datum	   *topics;
+	bool	   *topics_null;
+	Datum	   *partitions;
+	bool	   *partitions_null;
+	Datum	   *offsets;
+	bool	   *offsets_null;
+	Datum	   *keys;
+	bool	   *keys_null;
+} Batch;
+
+typedef void (*BatchStep) (Batch *batch, BatchItem *item);
+
+static RoOutcome MaterializeOne(const RoEvent *event, text **stored);
+static char *MaterializeUuidText(const pg_uuid_t *uuid);
+static bool MaterializeSameReference(const text *a, const text *b);
+static void MaterializeConflictReport(int elevel, const RoEvent *event,
+									  const text *stored, bool quarantined);
+static char *MaterializeConflictMessage(const RoEvent *event,
+										const text *stored);
+static void BatchDeconstruct(Batch *batch, FunctionCallInfo fcinfo, int argno,
+							 const char *name, Oid elemtype, Datum **datums,
+							 bool **nulls);
+static void BatchReject(BatchItem *item, int sqlerrcode, const char *message,
+						const char *detail);
+static bool BatchTry(BatchStep step, Batch *batch, BatchItem *item);
+static void BatchParseItem(Batch *batch, BatchItem *item);
+static void BatchSortCandidates(Batch *batch);
+static void BatchParseAndInsertAll(Batch *batch, BatchItem *unused);
+static void BatchInsertItem(Batch *batch, BatchItem *item);
+static void BatchResolveNotInserted(Batch *batch);
+static void BatchQuarantine(Batch *batch);
+static int	BatchCompareCandidates(const void *a, const void *b);
+
+/*
+ * materialize_order(event jsonb) RETURNS materialize_outcome
+ *		Validate one event and insert it unless its order_id is stored.
+ *
+ * An invalid event raises its validation error and writes nothing.  A
+ * conflict leaves the stored row alone and raises a WARNING naming both
+ * references; without Kafka coordinates there is nothing to quarantine.
+ */
+Datum
+materialize_order(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *payload;
+	RoEvent		event;
+	RoEventError err;
+	RoOutcome	outcome;
+	text	   *stored;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("event must not be null")));
+	payload = PG_GETARG_JSONB_P(0);
+
+	if (!RoEventCheckSize(VARSIZE(payload) - VARHDRSZ, &err) ||
+		!RoEventCheckFields(payload, &event, &err))
+		RoEventReportError(&err, NULL);
+
+	SPI_connect();
+	outcome = MaterializeOne(&event, &stored);
+	if (outcome == RO_OUTCOME_CONFLICT)
+		MaterializeConflictReport(WARNING, &event, stored, false);
+	SPI_finish();
+
+	PG_RETURN_DATUM(RoOutcomeGetDatum(get_func_rettype(fcinfo->flinfo->fn_oid),
+									  outcome));
+}
+
+/*
+ * MaterializeOne
+ *		Insert one valid event; tell inserted, duplicate or conflict.
+ *
+ * When the INSERT did nothing, a second statement reads the stored row: in
+ * READ COMMITTED it takes a new snapshot, so it sees the row of a concurrent
+ * transaction that ON CONFLICT waited for.  *stored is set for a conflict.
+ */
+static RoOutcome
+MaterializeOne(const RoEvent *event, text **stored)
+{
+	*stored = NULL;
+	if (RoStoreInsertOne(event))
+		return RO_OUTCOME_INSERTED;
+
+	*stored = RoStoreLookupReference(&event->order_id);
+	if (*stored == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("order %s was deleted while being materialized",
+						MaterializeUuidText(&event->order_id)),
+				 errhint("Retry the transaction.")));
+	if (MaterializeSameReference(*stored, event->external_reference))
+		return RO_OUTCOME_DUPLICATE;
+	return RO_OUTCOME_CONFLICT;
+}
+
+/*
+ * MaterializeSameReference
+ *		Whether two externalReferences are the same string, byte for byte
+ *		(as a deterministic collation's equality would say).
+ */
+static bool
+MaterializeSameReference(const text *a, const text *b)
+{
+	return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+		memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
+}
+
+/*
+ * MaterializeUuidText
+ *		The canonical spelling of a UUID.
+ */
+static char *
+MaterializeUuidText(const pg_uuid_t *uuid)
+{
+	return DatumGetCString(DirectFunctionCall1(uuid_out,
+											   UUIDPGetDatum(uuid)));
+}
+
+/*
+ * MaterializeConflictMessage
+ *		The one-line account of a conflict, for result rows and quarantine.
+ */
+static char *
+MaterializeConflictMessage(const RoEvent *event, const text *stored)
+{
+	return psprintf("order %s is already stored with externalReference \"%s\"; this event has \"%s\"",
+					MaterializeUuidText(&event->order_id),
+					text_to_cstring(stored),
+					text_to_cstring(event->external_reference));
+}
+
+/*
+ * MaterializeConflictReport
+ *		Report a conflict at elevel (WARNING, or ERROR for a replay).
+ */
+static void
+MaterializeConflictReport(int elevel, const RoEvent *event, const text *stored,
+						  bool quarantined)
+{
+	ereport(elevel,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("order %s is already stored with another externalReference",
+					MaterializeUuidText(&event->order_id)),
+			 errdetail("The stored externalReference is \"%s\"; this event has \"%s\".",
+					   text_to_cstring(stored),
+					   text_to_cstring(event->external_reference)),
+			 quarantined ?
+			 errhint("The event was quarantined; the stored row was left unchanged.") :
+			 errhint("The stored row was left unchanged; an orderId must identify one order.")));
+}
+
+/*
+ * materialize_orders(kafka_values bytea[], kafka_topics text[],
+ *					  kafka_partitions integer[], kafka_offsets bigint[],
+ *					  kafka_keys bytea[])
+ *		RETURNS TABLE(position, order_id, outcome, sqlstate, message)
+ *
+ * Materialize a batch of raw Kafka values in one statement.  Every element
+ * gets one result row, in input order.  Rejected and conflicting elements
+ * are quarantined in the caller's transaction with their coordinates.
+ */
+Datum
+materialize_orders(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Batch		batch;
+	Datum		outcomes[RO_OUTCOME_COUNT];
+	Oid			outcome_type;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kafka_values must not be null"),
+				 errhint("Pass an array of message values, empty for no messages.")));
+
+	memset(&batch, 0, sizeof(batch));
+	batch.count = -1;
+	BatchDeconstruct(&batch, fcinfo, 0, "kafka_values", BYTEAOID,
+					 &batch.values, &batch.values_null);
+	BatchDeconstruct(&batch, fcinfo, 1, "kafka_topics", TEXTOID,
+					 &batch.topics, &batch.topics_null);
+	BatchDeconstruct(&batch, fcinfo, 2, "kafka_partitions", INT4OID,
+					 &batch.partitions, &batch.partitions_null);
+	BatchDeconstruct(&batch, fcinfo, 3, "kafka_offsets", INT8OID,
+					 &batch.offsets, &batch.offsets_null);
+	BatchDeconstruct(&batch, fcinfo, 4, "kafka_keys", BYTEAOID,
+					 &batch.keys, &batch.keys_null);
+
+	InitMaterializedSRF(fcinfo, 0);
+	outcome_type = TupleDescAttr(rsinfo->setDesc, 2)->atttypid;
+	for (int o = 0; o < RO_OUTCOME_COUNT; o++)
+		outcomes[o] = RoOutcomeGetDatum(outcome_type, (RoOutcome) o);
+
+	batch.items = palloc0(sizeof(BatchItem) * Max(batch.count, 1));
+	batch.candidates = palloc(sizeof(BatchItem *) * Max(batch.count, 1));
+
+	SPI_connect();
+
+	/* Checks that cannot throw: size, UTF-8, nesting, JSON syntax. */
+	for (int i = 0; i < batch.count; i++)
+	{
+		BatchItem  *item = &batch.items[i];
+		RoEventError err;
+
+		item->position = i + 1;
+		item->state = BATCH_PENDING;
+		if (batch.values_null[i])
+			BatchReject(item, ERRCODE_NULL_VALUE_NOT_ALLOWED,
+						"value is null (a tombstone), not an event", NULL);
+		else
+		{
+			bytea	   *value = DatumGetByteaPP(batch.values[i]);
+
+			item->data = VARDATA_ANY(value);
+			item->len = VARSIZE_ANY_EXHDR(value);
+			if (!RoEventCheckRaw(item->data, item->len, &err))
+				BatchReject(item, err.sqlerrcode, err.message, err.detail);
+		}
+		item->rejected_raw = (item->state == BATCH_DECIDED);
+	}
+
+	if (!BatchTry(BatchParseAndInsertAll, &batch, NULL))
+	{
+		/* Start over element by element, to pin the error on its owner. */
+		for (int i = 0; i < batch.count; i++)
+		{
+			BatchItem  *item = &batch.items[i];
+
+			if (!item->rejected_raw)
+			{
+				item->state = BATCH_PENDING;
+				item->inserted = false;
+				BatchTry(BatchParseItem, &batch, item);
+			}
+		}
+		BatchSortCandidates(&batch);
+		for (int c = 0; c < batch.ncandidates; c++)
+			BatchTry(BatchInsertItem, &batch, batch.candidates[c]);
+	}
+
+	BatchResolveNotInserted(&batch);
+	BatchQuarantine(&batch);
+
+	for (int i = 0; i < batch.count; i++)
+	{
+		BatchItem  *item = &batch.items[i];
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+
+		values[0] = Int32GetDatum(item->position);
+		values[1] = UUIDPGetDatum(&item->event.order_id);
+		nulls[1] = !item->has_order_id;
+		values[2] = outcomes[item->outcome];
+		if (item->sqlerrcode != 0)
+			values[3] = CStringGetTextDatum(unpack_sql_state(item->sqlerrcode));
+		nulls[3] = (item->sqlerrcode == 0);
+		if (item->message != NULL)
+			values[4] = CStringGetTextDatum(item->message);
+		nulls[4] = (item->message == NULL);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/*
+ * BatchDeconstruct
+ *		Unpack one array argument; all non-null arrays must have as many
+ *		elements as kafka_values.
+ *
+ * A NULL array (coordinates not given) reads as all elements NULL.
+ */
+static void
+BatchDeconstruct(Batch *batch, FunctionCallInfo fcinfo, int argno,
+				 const char *name, Oid elemtype, Datum **datums, bool **nulls)
+{
+	ArrayType  *array;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			count;
+
+	if (PG_ARGISNULL(argno))
+	{
+		*datums = palloc0(sizeof(Datum) * Max(batch->count, 1));
+		*nulls = palloc(sizeof(bool) * Max(batch->count, 1));
+		memset(*nulls, true, sizeof(bool) * Max(batch->count, 1));
+		return;
+	}
+
+	array = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(array) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", name)));
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(array, elemtype, typlen, typbyval, typalign,
+					  datums, nulls, &count);
+
+	if (batch->count < 0)
+		batch->count = count;
+	else if (count != batch->count)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s has %d elements but kafka_values has %d",
+						name, count, batch->count),
+				 errhint("Pass one element per message in every array, or NULL for the whole array.")));
+}
+
+/*
+ * BatchReject
+ *		Decide an element as rejected, with its SQLSTATE and reason.
+ */
+static void
+BatchReject(BatchItem *item, int sqlerrcode, const char *message,
+			const char *detail)
+{
+	item->state = BATCH_DECIDED;
+	item->outcome = RO_OUTCOME_REJECTED;
+	item->sqlerrcode = sqlerrcode;
+	item->message = detail ? psprintf("%s: %s", message, detail) :
+		pstrdup(message);
+}
+
+/*
+ * BatchTry
+ *		Run a step in a subtransaction; on error, roll it back and return
+ *		false, or re-throw a transient error.
+ *
+ * With an item, a failed step rejects that item with the error.  Memory
+ * allocated by the step stays in the caller's context either way.
+ */
+static bool
+BatchTry(BatchStep step, Batch *batch, BatchItem *item)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	volatile bool ok = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+
+	PG_TRY();
+	{
+		step(batch, item);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+
+		if (RoErrorIsTransient(edata->sqlerrcode))
+			ReThrowError(edata);
+		if (item != NULL)
+			BatchReject(item, edata->sqlerrcode, edata->message,
+						edata->detail);
+		else
+			ereport(DEBUG1,
+					(errmsg_internal("received_orders batch retried element by element after: %s",
+									 edata->message)));
+		FreeErrorData(edata);
+		ok = false;
+	}
+	PG_END_TRY();
+
+	return ok;
+}
+
+/*
+ * BatchParseItem
+ *		Parse one element that passed the raw checks and check its fields;
+ *		a valid event becomes a candidate.
+ */
+static void
+BatchParseItem(Batch *batch, BatchItem *item)
+{
+	Jsonb	   *payload;
+	RoEventError err;
+
+	payload = RoEventParseRaw(item->data, item->len);
+	if (!RoEventCheckFields(payload, &item->event, &err))
+		BatchReject(item, err.sqlerrcode, err.message, err.detail);
+	else
+	{
+		item->state = BATCH_CANDIDATE;
+		item->has_order_id = true;
+	}
+}
+
+/*
+ * BatchSortCandidates
+ *		Collect the candidates sorted by order_id, then position, so that
+ *		rows are locked in one global order and the first of equal ids wins.
+ */
+static void
+BatchSortCandidates(Batch *batch)
+{
+	batch->ncandidates = 0;
+	for (int i = 0; i < batch->count; i++)
+		if (batch->items[i].state == BATCH_CANDIDATE)
+			batch->candidates[batch->ncandidates++] = &batch->items[i];
+	qsort(batch->candidates, batch->ncandidates, sizeof(BatchItem *),
+		  BatchCompareCandidates);
+}
+
+/*
+ * BatchCompareCandidates
+ *		qsort comparator: order_id bytes (uuid's own order), then position.
+ */
+static int
+BatchCompareCandidates(const void *a, const void *b)
+{
+	const BatchItem *x = *(BatchItem *const *) a;
+	const BatchItem *y = *(BatchItem *const *) b;
+	int			cmp = memcmp(x->event.order_id.data, y->event.order_id.data,
+							 UUID_LEN);
+
+	if (cmp != 0)
+		return cmp;
+	return (x->position > y->position) - (x->position < y->position);
+}
+
+/*
+ * BatchParseAndInsertAll
+ *		The fast path: parse every pending element and insert all valid
+ *		events with one statement.
+ */
+static void
+BatchParseAndInsertAll(Batch *batch, BatchItem *unused)
+{
+	RoEvent   **events;
+	bool	   *inserted;
+
+	for (int i = 0; i < batch->count; i++)
+		if (batch->items[i].state == BATCH_PENDING)
+			BatchParseItem(batch, &batch->items[i]);
+	BatchSortCandidates(batch);
+	if (batch->ncandidates == 0)
+		return;
+
+	events = palloc(sizeof(RoEvent *) * batch->ncandidates);
+	inserted = palloc(sizeof(bool) * batch->ncandidates);
+	for (int c = 0; c < batch->ncandidates; c++)
+		events[c] = &batch->candidates[c]->event;
+	RoStoreInsertMany(events, batch->ncandidates, inserted);
+	for (int c = 0; c < batch->ncandidates; c++)
+		batch->candidates[c]->inserted = inserted[c];
+}
+
+/*
+ * BatchInsertItem
+ *		The slow path's insert of one candidate.
+ */
+static void
+BatchInsertItem(Batch *batch, BatchItem *item)
+{
+	item->inserted = RoStoreInsertOne(&item->event);
+}
+
+/*
+ * BatchResolveNotInserted
+ *		Decide every candidate: inserted, or, by the stored row's reference,
+ *		duplicate or conflict.  One statement reads all stored references.
+ */
+static void
+BatchResolveNotInserted(Batch *batch)
+{
+	pg_uuid_t  *ids = palloc(sizeof(pg_uuid_t) * Max(batch->ncandidates, 1));
+	text	  **stored = palloc(sizeof(text *) * Max(batch->ncandidates, 1));
+	BatchItem **waiting = palloc(sizeof(BatchItem *) * Max(batch->ncandidates, 1));
+	int			nwaiting = 0;
+
+	for (int c = 0; c < batch->ncandidates; c++)
+	{
+		BatchItem  *item = batch->candidates[c];
+
+		if (item->state != BATCH_CANDIDATE)
+			continue;			/* rejected by the slow path's insert */
+		if (item->inserted)
+		{
+			item->state = BATCH_DECIDED;
+			item->outcome = RO_OUTCOME_INSERTED;
+			continue;
+		}
+		ids[nwaiting] = item->event.order_id;
+		waiting[nwaiting++] = item;
+	}
+	if (nwaiting == 0)
+		return;
+
+	RoStoreLookupReferences(ids, nwaiting, stored);
+	for (int w = 0; w < nwaiting; w++)
+	{
+		BatchItem  *item = waiting[w];
+
+		if (stored[w] == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("order %s was deleted while being materialized",
+							MaterializeUuidText(&item->event.order_id)),
+					 errhint("Retry the transaction.")));
+		item->state = BATCH_DECIDED;
+		if (MaterializeSameReference(stored[w], item->event.external_reference))
+			item->outcome = RO_OUTCOME_DUPLICATE;
+		else
+		{
+			item->outcome = RO_OUTCOME_CONFLICT;
+			item->sqlerrcode = ERRCODE_UNIQUE_VIOLATION;
+			item->message = MaterializeConflictMessage(&item->event,
+													   stored[w]);
+			MaterializeConflictReport(WARNING, &item->event, stored[w], true);
+		}
+	}
+}
+
+/*
+ * BatchQuarantine
+ *		Write every rejected and conflicting element to the quarantine, in
+ *		the caller's transaction, once per Kafka coordinates.
+ */
+static void
+BatchQuarantine(Batch *batch)
+{
+	for (int i = 0; i < batch->count; i++)
+	{
+		BatchItem  *item = &batch->items[i];
+
+		if (item->outcome != RO_OUTCOME_REJECTED &&
+			item->outcome != RO_OUTCOME_CONFLICT)
+			continue;
+		RoStoreQuarantine(batch->topics[i], batch->topics_null[i],
+						  batch->partitions[i], batch->partitions_null[i],
+						  batch->offsets[i], batch->offsets_null[i],
+						  batch->keys[i], batch->keys_null[i],
+						  batch->values[i], batch->values_null[i],
+						  item->has_order_id ? &item->event.order_id : NULL,
+						  item->outcome, item->sqlerrcode, item->message);
+	}
+}
+
+/*
+ * replay_quarantined(id bigint) RETURNS materialize_outcome
+ *		Re-validate a quarantined message, materialize it and remove it from
+ *		the quarantine.
+ *
+ * It returns inserted or duplicate.  A message still invalid raises its
+ * validation error and one still conflicting raises unique_violation; then
+ * nothing changes and the row stays for the operator.
+ */
+Datum
+replay_quarantined(PG_FUNCTION_ARGS)
+{
+	int64		id;
+	bytea	   *raw_value;
+	char	   *hint;
+	RoEventError err;
+	RoEvent		event;
+	RoOutcome	outcome;
+	text	   *stored;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("quarantine id must not be null")));
+	id = PG_GETARG_INT64(0);
+
+	SPI_connect();
+
+	if (!RoStoreFetchQuarantined(id, &raw_value))
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("quarantined message %lld does not exist",
+						(long long) id),
+				 errhint("See received_orders.received_orders_quarantine for the ids.")));
+	if (raw_value == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("quarantined message %lld has no value", (long long) id),
+				 errhint("Set its raw_value to the repaired event, or delete the row.")));
+
+	hint = psprintf("Repair raw_value of quarantined message %lld and replay it again; nothing was changed.",
+					(long long) id);
+	if (!RoEventCheckRaw(VARDATA_ANY(raw_value), VARSIZE_ANY_EXHDR(raw_value),
+						 &err) ||
+		!RoEventCheckFields(RoEventParseRaw(VARDATA_ANY(raw_value),
+											VARSIZE_ANY_EXHDR(raw_value)),
+							&event, &err))
+		RoEventReportError(&err, hint);
+
+	outcome = MaterializeOne(&event, &stored);
+	if (outcome == RO_OUTCOME_CONFLICT)
+		MaterializeConflictReport(ERROR, &event, stored, false);
+	RoStoreDeleteQuarantined(id);
+
+	SPI_finish();
+
+	PG_RETURN_DATUM(RoOutcomeGetDatum(get_func_rettype(fcinfo->flinfo->fn_oid),
+									  outcome));
+}

@@ -1,0 +1,89 @@
+/*-------------------------------------------------------------------------
+ *
+ * received_orders.h
+ *	  Shared declarations of the received_orders extension.
+ *
+ * The extension turns OrderReceived events into rows of
+ * received_orders.received_orders, one per order_id, with
+ * INSERT ... ON CONFLICT (order_id) DO NOTHING.  event.c validates events,
+ * store.c owns every SQL statement, materialize.c holds the SQL-callable
+ * entry points.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RECEIVED_ORDERS_H
+#define RECEIVED_ORDERS_H
+
+#include "utils/jsonb.h"
+#include "utils/uuid.h"
+
+/* The schema fixed by received_orders.control. */
+#define RO_SCHEMA "received_orders"
+
+/* Longest externalReference accepted, in characters. */
+#define RO_MAX_EXTERNAL_REFERENCE_CHARS 255
+
+/* Deepest JSON nesting accepted; real events stay far below. */
+#define RO_MAX_NESTING_DEPTH 512
+
+/* Labels of received_orders.materialize_outcome, in enum order. */
+typedef enum RoOutcome
+{
+	RO_OUTCOME_INSERTED,
+	RO_OUTCOME_DUPLICATE,
+	RO_OUTCOME_CONFLICT,
+	RO_OUTCOME_REJECTED
+} RoOutcome;
+
+#define RO_OUTCOME_COUNT 4
+
+/*
+ * Why an event was refused: SQLSTATE and texts ready for ereport, or for a
+ * result row and the quarantine when the batch function must not fail.
+ */
+typedef struct RoEventError
+{
+	int			sqlerrcode;
+	char	   *message;
+	char	   *detail;			/* may be NULL */
+} RoEventError;
+
+/* The fields of a valid event the table needs. */
+typedef struct RoEvent
+{
+	pg_uuid_t	order_id;
+	text	   *external_reference;
+	Jsonb	   *payload;
+} RoEvent;
+
+/* received_orders.c */
+extern int	RoMaxEventBytes;
+extern const char *RoOutcomeLabel(RoOutcome outcome);
+extern Datum RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome);
+extern bool RoErrorIsTransient(int sqlerrcode);
+
+/* event.c */
+extern bool RoEventCheckRaw(const char *data, int len, RoEventError *err);
+extern Jsonb *RoEventParseRaw(const char *data, int len);
+extern bool RoEventCheckSize(Size len, RoEventError *err);
+extern bool RoEventCheckFields(Jsonb *payload, RoEvent *event, RoEventError *err);
+extern bool RoEventParseUuid(const char *str, int len, pg_uuid_t *uuid);
+extern void RoEventReportError(const RoEventError *err, const char *hint);
+
+/* store.c */
+extern bool RoStoreInsertOne(const RoEvent *event);
+extern int	RoStoreInsertMany(RoEvent **events, int count, bool *inserted);
+extern text *RoStoreLookupReference(const pg_uuid_t *order_id);
+extern void RoStoreLookupReferences(pg_uuid_t *order_ids, int count,
+									text **references);
+extern void RoStoreQuarantine(Datum topic, bool topic_null,
+							  Datum partition, bool partition_null,
+							  Datum offset, bool offset_null,
+							  Datum key, bool key_null,
+							  Datum raw_value, bool raw_value_null,
+							  const pg_uuid_t *order_id, RoOutcome outcome,
+							  int sqlerrcode, const char *reason);
+extern bool RoStoreFetchQuarantined(int64 id, bytea **raw_value);
+extern void RoStoreDeleteQuarantined(int64 id);
+
+#endif							/* RECEIVED_ORDERS_H */

@@ -1,0 +1,343 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.c
+ *	  Every SQL statement of the extension, prepared once and kept.
+ *
+ * Callers are connected to SPI.  Data reaches SQL only as $n parameters;
+ * every object and operator is schema-qualified, so neither the caller's
+ * search_path nor pg_temp can capture a write.  Each statement's plan is
+ * prepared on first use in a backend and kept for its lifetime.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "received_orders.h"
+
+/* One kept SPI plan: its text, its parameter types and the plan itself. */
+typedef struct StorePlan
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[9];
+	SPIPlanPtr	plan;
+} StorePlan;
+
+static StorePlan insert_one_plan = {
+	"INSERT INTO " RO_SCHEMA ".received_orders"
+	" (order_id, external_reference, payload) VALUES ($1, $2, $3)"
+	" ON CONFLICT (order_id) DO NOTHING",
+	3, {UUIDOID, TEXTOID, JSONBOID}
+};
+
+/*
+ * The batch statement inserts the rows in the order given; the caller sorts
+ * them by order_id, so that concurrent batches lock keys in one order.
+ */
+static StorePlan insert_many_plan = {
+	"INSERT INTO " RO_SCHEMA ".received_orders"
+	" (order_id, external_reference, payload)"
+	" SELECT e.order_id, e.external_reference, e.payload"
+	" FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
+	"  pg_catalog.unnest($3)) AS e (order_id, external_reference, payload)"
+	" ON CONFLICT (order_id) DO NOTHING"
+	" RETURNING order_id",
+	3, {UUIDARRAYOID, TEXTARRAYOID, JSONBARRAYOID}
+};
+
+static StorePlan lookup_one_plan = {
+	"SELECT external_reference FROM " RO_SCHEMA ".received_orders"
+	" WHERE order_id OPERATOR(pg_catalog.=) $1",
+	1, {UUIDOID}
+};
+
+static StorePlan lookup_many_plan = {
+	"SELECT order_id, external_reference FROM " RO_SCHEMA ".received_orders"
+	" WHERE order_id OPERATOR(pg_catalog.=) ANY ($1)",
+	1, {UUIDARRAYOID}
+};
+
+static StorePlan quarantine_plan = {
+	"INSERT INTO " RO_SCHEMA ".received_orders_quarantine"
+	" (kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,"
+	"  order_id, outcome, sqlstate, reason)"
+	" VALUES ($1, $2, $3, $4, $5, $6,"
+	"  CAST($7 AS " RO_SCHEMA ".materialize_outcome), $8, $9)"
+	" ON CONFLICT (kafka_topic, kafka_partition, kafka_offset) DO NOTHING",
+	9, {TEXTOID, INT4OID, INT8OID, BYTEAOID, BYTEAOID, UUIDOID, TEXTOID,
+	TEXTOID, TEXTOID}
+};
+
+static StorePlan fetch_quarantined_plan = {
+	"SELECT raw_value FROM " RO_SCHEMA ".received_orders_quarantine"
+	" WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+	1, {INT8OID}
+};
+
+static StorePlan delete_quarantined_plan = {
+	"DELETE FROM " RO_SCHEMA ".received_orders_quarantine"
+	" WHERE id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}
+};
+
+static int	StoreExecute(StorePlan *plan, Datum *values, const char *nulls,
+						 int expected);
+static ArrayType *StoreUuidArray(pg_uuid_t *const *uuids, int count);
+
+/*
+ * StoreExecute
+ *		Run a kept plan (preparing it on first use) and check its result code.
+ */
+static int
+StoreExecute(StorePlan *plan, Datum *values, const char *nulls, int expected)
+{
+	int			rc;
+
+	if (plan->plan == NULL)
+	{
+		SPIPlanPtr	prepared;
+
+		prepared = SPI_prepare(plan->sql, plan->nargs, plan->argtypes);
+		if (prepared == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
+				 plan->sql, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(prepared) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		plan->plan = prepared;
+	}
+
+	rc = SPI_execute_plan(plan->plan, values, nulls, false, 0);
+	if (rc != expected)
+		elog(ERROR, "SPI_execute_plan returned %s for \"%s\"",
+			 SPI_result_code_string(rc), plan->sql);
+	return rc;
+}
+
+/*
+ * StoreUuidArray
+ *		Build a uuid[] from pointers to UUIDs.
+ */
+static ArrayType *
+StoreUuidArray(pg_uuid_t *const *uuids, int count)
+{
+	Datum	   *datums = palloc(sizeof(Datum) * Max(count, 1));
+
+	for (int i = 0; i < count; i++)
+		datums[i] = UUIDPGetDatum(uuids[i]);
+	return construct_array(datums, count, UUIDOID, UUID_LEN, false,
+						   TYPALIGN_CHAR);
+}
+
+/*
+ * RoStoreInsertOne
+ *		INSERT ... ON CONFLICT DO NOTHING one event; true if a row was written.
+ */
+bool
+RoStoreInsertOne(const RoEvent *event)
+{
+	Datum		values[3];
+
+	values[0] = UUIDPGetDatum(&event->order_id);
+	values[1] = PointerGetDatum(event->external_reference);
+	values[2] = JsonbPGetDatum(event->payload);
+	StoreExecute(&insert_one_plan, values, NULL, SPI_OK_INSERT);
+	return SPI_processed == 1;
+}
+
+/*
+ * RoStoreInsertMany
+ *		Insert events (sorted by the caller by order_id, then position) in
+ *		one statement; set inserted[i] for each event that wrote a row and return
+ *		how many did.
+ */
+int
+RoStoreInsertMany(RoEvent **events, int count, bool *inserted)
+{
+	Datum		values[3];
+	pg_uuid_t **uuids = palloc(sizeof(pg_uuid_t *) * Max(count, 1));
+	Datum	   *references = palloc(sizeof(Datum) * Max(count, 1));
+	Datum	   *payloads = palloc(sizeof(Datum) * Max(count, 1));
+	uint64		returned;
+	int			matched = 0;
+
+	for (int i = 0; i < count; i++)
+	{
+		uuids[i] = &events[i]->order_id;
+		references[i] = PointerGetDatum(events[i]->external_reference);
+		payloads[i] = JsonbPGetDatum(events[i]->payload);
+		inserted[i] = false;
+	}
+	values[0] = PointerGetDatum(StoreUuidArray(uuids, count));
+	values[1] = PointerGetDatum(construct_array(references, count, TEXTOID,
+												-1, false, TYPALIGN_INT));
+	values[2] = PointerGetDatum(construct_array(payloads, count, JSONBOID,
+												-1, false, TYPALIGN_INT));
+	StoreExecute(&insert_many_plan, values, NULL, SPI_OK_INSERT_RETURNING);
+
+	/*
+	 * RETURNING names the inserted ids.  events is sorted by order_id (ties
+	 * by position), so a binary search finds the first event of each id:
+	 * within one statement the first of equal ids is the one inserted.
+	 */
+	returned = SPI_processed;
+	for (uint64 r = 0; r < returned; r++)
+	{
+		bool		isnull;
+		pg_uuid_t  *id;
+		int			low = 0,
+					high = count;
+
+		id = DatumGetUUIDP(SPI_getbinval(SPI_tuptable->vals[r],
+										 SPI_tuptable->tupdesc, 1, &isnull));
+		while (low < high)
+		{
+			int			mid = low + (high - low) / 2;
+
+			if (memcmp(uuids[mid]->data, id->data, UUID_LEN) < 0)
+				low = mid + 1;
+			else
+				high = mid;
+		}
+		if (low == count ||
+			memcmp(uuids[low]->data, id->data, UUID_LEN) != 0)
+			elog(ERROR, "inserted order_id not found among the batch's events");
+		inserted[low] = true;
+		matched++;
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return matched;
+}
+
+/*
+ * RoStoreLookupReference
+ *		The stored external_reference of an order, or NULL if none is stored.
+ */
+text *
+RoStoreLookupReference(const pg_uuid_t *order_id)
+{
+	Datum		values[1];
+	bool		isnull;
+	Datum		reference;
+
+	values[0] = UUIDPGetDatum(order_id);
+	StoreExecute(&lookup_one_plan, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		return NULL;
+	reference = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+							  &isnull);
+	return DatumGetTextPCopy(reference);
+}
+
+/*
+ * RoStoreLookupReferences
+ *		Fill references[i] with the stored external_reference of
+ *		order_ids[i], or NULL, in one statement.
+ */
+void
+RoStoreLookupReferences(pg_uuid_t *order_ids, int count, text **references)
+{
+	Datum		values[1];
+	pg_uuid_t **uuids = palloc(sizeof(pg_uuid_t *) * Max(count, 1));
+
+	for (int i = 0; i < count; i++)
+	{
+		uuids[i] = &order_ids[i];
+		references[i] = NULL;
+	}
+	values[0] = PointerGetDatum(StoreUuidArray(uuids, count));
+	StoreExecute(&lookup_many_plan, values, NULL, SPI_OK_SELECT);
+
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[r];
+		bool		isnull;
+		pg_uuid_t  *id;
+		text	   *reference;
+
+		id = DatumGetUUIDP(SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1,
+										 &isnull));
+		reference = DatumGetTextPCopy(SPI_getbinval(tuple,
+													SPI_tuptable->tupdesc, 2,
+													&isnull));
+		for (int i = 0; i < count; i++)
+			if (memcmp(id->data, order_ids[i].data, UUID_LEN) == 0)
+				references[i] = reference;
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * RoStoreQuarantine
+ *		Keep a rejected or conflicting message, once per Kafka coordinates.
+ */
+void
+RoStoreQuarantine(Datum topic, bool topic_null,
+				  Datum partition, bool partition_null,
+				  Datum offset, bool offset_null,
+				  Datum key, bool key_null,
+				  Datum raw_value, bool raw_value_null,
+				  const pg_uuid_t *order_id, RoOutcome outcome,
+				  int sqlerrcode, const char *reason)
+{
+	Datum		values[9];
+	char		nulls[9];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = topic;
+	nulls[0] = topic_null ? 'n' : ' ';
+	values[1] = partition;
+	nulls[1] = partition_null ? 'n' : ' ';
+	values[2] = offset;
+	nulls[2] = offset_null ? 'n' : ' ';
+	values[3] = key;
+	nulls[3] = key_null ? 'n' : ' ';
+	values[4] = raw_value;
+	nulls[4] = raw_value_null ? 'n' : ' ';
+	values[5] = order_id ? UUIDPGetDatum(order_id) : (Datum) 0;
+	nulls[5] = order_id ? ' ' : 'n';
+	values[6] = CStringGetTextDatum(RoOutcomeLabel(outcome));
+	values[7] = CStringGetTextDatum(unpack_sql_state(sqlerrcode));
+	values[8] = CStringGetTextDatum(reason);
+	StoreExecute(&quarantine_plan, values, nulls, SPI_OK_INSERT);
+}
+
+/*
+ * RoStoreFetchQuarantined
+ *		Lock a quarantine row and return its raw value (NULL if it has none);
+ *		false if no row has that id.
+ */
+bool
+RoStoreFetchQuarantined(int64 id, bytea **raw_value)
+{
+	Datum		values[1];
+	bool		isnull;
+	Datum		raw;
+
+	values[0] = Int64GetDatum(id);
+	StoreExecute(&fetch_quarantined_plan, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		return false;
+	raw = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						&isnull);
+	*raw_value = isnull ? NULL : DatumGetByteaPCopy(raw);
+	return true;
+}
+
+/*
+ * RoStoreDeleteQuarantined
+ *		Remove a quarantine row once its message is materialized.
+ */
+void
+RoStoreDeleteQuarantined(int64 id)
+{
+	Datum		values[1];
+
+	values[0] = Int64GetDatum(id);
+	StoreExecute(&delete_quarantined_plan, values, NULL, SPI_OK_DELETE);
+}
