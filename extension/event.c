@@ -25,7 +25,8 @@
 
 static bool EventSetError(RoEventError *err, int sqlerrcode,
 						  char *message, char *detail);
-static bool EventCheckNesting(const char *data, int len, RoEventError *err);
+static bool EventScan(const char *data, int len, bool *has_nul_escape,
+					  RoEventError *err);
 static const char *EventJsonbTypeName(const JsonbValue *value);
 static char *EventQuote(const char *str, int len);
 static bool EventGetStringField(Jsonb *payload, const char *field,
@@ -63,15 +64,18 @@ RoEventCheckSize(Size len, RoEventError *err)
 
 /*
  * RoEventCheckRaw
- *		Check the raw bytes of a Kafka value: size, UTF-8, JSON syntax.
+ *		Check the raw bytes of a Kafka value: size, UTF-8, nesting, JSON
+ *		syntax, \u0000.
  *
- * After this returns true, RoEventParseRaw cannot fail on syntax, so the
- * batch function only needs its subtransaction for the truly unexpected.
+ * After this returns true, RoEventParseRaw fails only on what jsonb alone
+ * refuses (a number beyond numeric's range, a lone UTF-16 surrogate), which
+ * the batch function's subtransaction contains.
  */
 bool
 RoEventCheckRaw(const char *data, int len, RoEventError *err)
 {
 	int			valid_bytes;
+	bool		has_nul_escape;
 	JsonLexContext *lex;
 	JsonParseErrorType result;
 
@@ -86,40 +90,41 @@ RoEventCheckRaw(const char *data, int len, RoEventError *err)
 									  (unsigned char) data[valid_bytes],
 									  valid_bytes + 1));
 
-	if (!EventCheckNesting(data, len, err))
+	if (!EventScan(data, len, &has_nul_escape, err))
 		return false;
 
 	/*
-	 * The lexer de-escapes strings (need_escapes) so that \u0000 and broken
-	 * surrogate pairs are found here, as jsonb would find them.
+	 * Syntax only: without need_escapes the lexer does not copy strings, which
+	 * is most of its cost; EventScan found any \u0000 already.
 	 */
-	lex = makeJsonLexContextCstringLen((char *) data, len, PG_UTF8, true);
+	lex = makeJsonLexContextCstringLen((char *) data, len, PG_UTF8, false);
 	result = pg_parse_json(lex, &nullSemAction);
-	if (result == JSON_SUCCESS)
-		return true;
-	if (result == JSON_UNICODE_CODE_POINT_ZERO)
+	if (result != JSON_SUCCESS)
+		return EventSetError(err, ERRCODE_INVALID_TEXT_REPRESENTATION,
+							 pstrdup("event is not valid JSON"),
+							 json_errdetail(result, lex));
+	if (has_nul_escape)
 		return EventSetError(err, ERRCODE_UNTRANSLATABLE_CHARACTER,
 							 pstrdup("event contains \\u0000, which jsonb cannot store"),
 							 NULL);
-	return EventSetError(err, ERRCODE_INVALID_TEXT_REPRESENTATION,
-						 pstrdup("event is not valid JSON"),
-						 json_errdetail(result, lex));
+	return true;
 }
 
 /*
- * EventCheckNesting
- *		Refuse JSON nested deeper than RO_MAX_NESTING_DEPTH.
+ * EventScan
+ *		One linear pass that refuses JSON nested deeper than
+ *		RO_MAX_NESTING_DEPTH and notes a \u0000 escape in a string.
  *
  * The JSON parser recurses once per level; a megabyte of "[" would exhaust
  * the stack and raise an error that no element-level check could contain.
- * This linear scan skips string contents, escapes included.
  */
 static bool
-EventCheckNesting(const char *data, int len, RoEventError *err)
+EventScan(const char *data, int len, bool *has_nul_escape, RoEventError *err)
 {
 	int			depth = 0;
 	bool		in_string = false;
 
+	*has_nul_escape = false;
 	for (int i = 0; i < len; i++)
 	{
 		char		c = data[i];
@@ -127,7 +132,11 @@ EventCheckNesting(const char *data, int len, RoEventError *err)
 		if (in_string)
 		{
 			if (c == '\\')
+			{
+				if (len - i >= 6 && memcmp(data + i + 1, "u0000", 5) == 0)
+					*has_nul_escape = true;
 				i++;
+			}
 			else if (c == '"')
 				in_string = false;
 		}

@@ -28,6 +28,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/resowner.h"
 
 #include "received_orders.h"
@@ -67,6 +68,7 @@ typedef struct Batch
 	BatchItem  *items;
 	BatchItem **candidates;		/* valid events sorted by order_id */
 	int			ncandidates;
+	MemoryContext scratch;		/* parser work space, reset per element */
 	Datum	   *values;
 	bool	   *values_null;
 	Datum	   *topics;
@@ -268,6 +270,9 @@ materialize_orders(PG_FUNCTION_ARGS)
 	batch.candidates = palloc(sizeof(BatchItem *) * Max(batch.count, 1));
 
 	SPI_connect();
+	batch.scratch = AllocSetContextCreate(CurrentMemoryContext,
+										  "received_orders batch parser",
+										  ALLOCSET_DEFAULT_SIZES);
 
 	/* Checks that cannot throw: size, UTF-8, nesting, JSON syntax. */
 	for (int i = 0; i < batch.count; i++)
@@ -283,11 +288,17 @@ materialize_orders(PG_FUNCTION_ARGS)
 		else
 		{
 			bytea	   *value = DatumGetByteaPP(batch.values[i]);
+			MemoryContext oldcontext;
+			bool		valid;
 
 			item->data = VARDATA_ANY(value);
 			item->len = VARSIZE_ANY_EXHDR(value);
-			if (!RoEventCheckRaw(item->data, item->len, &err))
+			oldcontext = MemoryContextSwitchTo(batch.scratch);
+			valid = RoEventCheckRaw(item->data, item->len, &err);
+			MemoryContextSwitchTo(oldcontext);
+			if (!valid)
 				BatchReject(item, err.sqlerrcode, err.message, err.detail);
+			MemoryContextReset(batch.scratch);
 		}
 		item->rejected_raw = (item->state == BATCH_DECIDED);
 	}
@@ -458,9 +469,22 @@ static void
 BatchParseItem(Batch *batch, BatchItem *item)
 {
 	Jsonb	   *payload;
+	Jsonb	   *parsed;
 	RoEventError err;
+	MemoryContext oldcontext;
 
-	payload = RoEventParseRaw(item->data, item->len);
+	/*
+	 * The parser's garbage goes to scratch, reset for the next element; only
+	 * the finished jsonb is copied out.  This keeps a batch's memory small and
+	 * warm in the cache.
+	 */
+	MemoryContextReset(batch->scratch);
+	oldcontext = MemoryContextSwitchTo(batch->scratch);
+	parsed = RoEventParseRaw(item->data, item->len);
+	MemoryContextSwitchTo(oldcontext);
+	payload = palloc(VARSIZE(parsed));
+	memcpy(payload, parsed, VARSIZE(parsed));
+
 	if (!RoEventCheckFields(payload, &item->event, &err))
 		BatchReject(item, err.sqlerrcode, err.message, err.detail);
 	else

@@ -1,0 +1,133 @@
+-- 01_structure.sql — the extension's objects are exactly the contract's:
+-- schema, tables, column types, keys, defaults, the outcome enum, pg_dump
+-- marking (extconfig) and the three functions' signatures.
+--
+-- Run by pg_prove in a database where pgtap and received_orders are created.
+
+BEGIN;
+SELECT plan(53);
+
+-- Extension and schema ------------------------------------------------------
+
+SELECT has_extension('received_orders', 'extension received_orders is installed');
+SELECT is(
+	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
+	'1.0',
+	'extension version is 1.0');
+SELECT is(
+	(SELECT extnamespace::regnamespace::text FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
+	'received_orders',
+	'extension lives in schema received_orders');
+SELECT is(
+	(SELECT extrelocatable FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
+	false,
+	'extension is not relocatable');
+SELECT has_schema('received_orders', 'schema received_orders exists');
+
+-- Table received_orders ------------------------------------------------------
+
+SELECT has_table('received_orders', 'received_orders', 'table received_orders.received_orders exists');
+SELECT col_type_is('received_orders', 'received_orders', 'order_id', 'uuid', 'received_orders.order_id is uuid');
+SELECT col_type_is('received_orders', 'received_orders', 'external_reference', 'text', 'received_orders.external_reference is text');
+SELECT col_type_is('received_orders', 'received_orders', 'payload', 'jsonb', 'received_orders.payload is jsonb');
+SELECT col_type_is('received_orders', 'received_orders', 'received_at', 'timestamp with time zone', 'received_orders.received_at is timestamptz');
+SELECT col_is_pk('received_orders', 'received_orders', 'order_id', 'received_orders primary key is (order_id)');
+SELECT col_not_null('received_orders', 'received_orders', 'external_reference', 'received_orders.external_reference is NOT NULL');
+SELECT col_not_null('received_orders', 'received_orders', 'payload', 'received_orders.payload is NOT NULL');
+SELECT col_not_null('received_orders', 'received_orders', 'received_at', 'received_orders.received_at is NOT NULL');
+SELECT col_default_is('received_orders', 'received_orders', 'received_at', 'now()'::text, 'received_orders.received_at defaults to now()');
+
+-- Table received_orders_quarantine -------------------------------------------
+
+SELECT has_table('received_orders', 'received_orders_quarantine', 'table received_orders.received_orders_quarantine exists');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'id', 'bigint', 'quarantine.id is bigint');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'kafka_topic', 'text', 'quarantine.kafka_topic is text');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'kafka_partition', 'integer', 'quarantine.kafka_partition is integer');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'kafka_offset', 'bigint', 'quarantine.kafka_offset is bigint');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'kafka_key', 'bytea', 'quarantine.kafka_key is bytea');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'raw_value', 'bytea', 'quarantine.raw_value is bytea (invalid UTF-8 survives)');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'order_id', 'uuid', 'quarantine.order_id is uuid');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'outcome', 'received_orders', 'materialize_outcome', 'quarantine.outcome is received_orders.materialize_outcome');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'sqlstate', 'text', 'quarantine.sqlstate is text');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'reason', 'text', 'quarantine.reason is text');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'quarantined_at', 'timestamp with time zone', 'quarantine.quarantined_at is timestamptz');
+SELECT col_is_pk('received_orders', 'received_orders_quarantine', 'id', 'quarantine primary key is (id)');
+SELECT col_not_null('received_orders', 'received_orders_quarantine', 'outcome', 'quarantine.outcome is NOT NULL');
+SELECT col_not_null('received_orders', 'received_orders_quarantine', 'sqlstate', 'quarantine.sqlstate is NOT NULL');
+SELECT col_not_null('received_orders', 'received_orders_quarantine', 'reason', 'quarantine.reason is NOT NULL');
+SELECT col_not_null('received_orders', 'received_orders_quarantine', 'quarantined_at', 'quarantine.quarantined_at is NOT NULL');
+SELECT col_default_is('received_orders', 'received_orders_quarantine', 'quarantined_at', 'now()'::text, 'quarantine.quarantined_at defaults to now()');
+SELECT isnt(
+	pg_catalog.pg_get_serial_sequence('received_orders.received_orders_quarantine', 'id'),
+	NULL,
+	'quarantine.id is fed by an owned sequence (bigserial)');
+SELECT col_is_unique('received_orders', 'received_orders_quarantine',
+	ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset']::name[],
+	'quarantine has a UNIQUE constraint on (kafka_topic, kafka_partition, kafka_offset)');
+
+-- Outcome enum -----------------------------------------------------------------
+
+SELECT has_enum('received_orders', 'materialize_outcome', 'enum received_orders.materialize_outcome exists');
+SELECT enum_has_labels('received_orders', 'materialize_outcome',
+	ARRAY['inserted', 'duplicate', 'conflict', 'rejected']::name[],
+	'materialize_outcome labels are inserted, duplicate, conflict, rejected in that order');
+
+-- pg_dump marking --------------------------------------------------------------
+
+SELECT ok(
+	'received_orders.received_orders'::regclass = ANY
+		((SELECT extconfig FROM pg_catalog.pg_extension WHERE extname = 'received_orders')::oid[]),
+	'received_orders is marked in pg_extension.extconfig (dumped by pg_dump)');
+SELECT ok(
+	'received_orders.received_orders_quarantine'::regclass = ANY
+		((SELECT extconfig FROM pg_catalog.pg_extension WHERE extname = 'received_orders')::oid[]),
+	'received_orders_quarantine is marked in pg_extension.extconfig (dumped by pg_dump)');
+SELECT ok(
+	pg_catalog.pg_get_serial_sequence('received_orders.received_orders_quarantine', 'id')::regclass = ANY
+		((SELECT extconfig FROM pg_catalog.pg_extension WHERE extname = 'received_orders')::oid[]),
+	'the quarantine id sequence is marked in pg_extension.extconfig (dumped by pg_dump)');
+
+-- Functions ---------------------------------------------------------------------
+
+SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
+	'function received_orders.materialize_order(jsonb) exists');
+SELECT function_returns('received_orders', 'materialize_order', ARRAY['jsonb'], 'received_orders.materialize_outcome',
+	'materialize_order(jsonb) returns received_orders.materialize_outcome');
+SELECT is(
+	pg_catalog.pg_get_function_arguments('received_orders.materialize_order(jsonb)'::regprocedure),
+	'event jsonb',
+	'materialize_order takes (event jsonb)');
+
+SELECT has_function('received_orders', 'materialize_orders', ARRAY['bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]'],
+	'function received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) exists');
+SELECT function_returns('received_orders', 'materialize_orders', ARRAY['bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]'], 'setof record',
+	'materialize_orders(...) returns a set of records');
+SELECT is(
+	pg_catalog.pg_get_function_arguments('received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[])'::regprocedure),
+	'kafka_values bytea[], kafka_topics text[] DEFAULT NULL::text[], kafka_partitions integer[] DEFAULT NULL::integer[], '
+	'kafka_offsets bigint[] DEFAULT NULL::bigint[], kafka_keys bytea[] DEFAULT NULL::bytea[]',
+	'materialize_orders takes (kafka_values, kafka_topics, kafka_partitions, kafka_offsets, kafka_keys), coordinates defaulting to NULL');
+SELECT is(
+	pg_catalog.pg_get_function_result('received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[])'::regprocedure),
+	'TABLE("position" integer, order_id uuid, outcome received_orders.materialize_outcome, sqlstate text, message text)',
+	'materialize_orders returns TABLE(position, order_id, outcome, sqlstate, message)');
+
+SELECT has_function('received_orders', 'replay_quarantined', ARRAY['bigint'],
+	'function received_orders.replay_quarantined(bigint) exists');
+SELECT function_returns('received_orders', 'replay_quarantined', ARRAY['bigint'], 'received_orders.materialize_outcome',
+	'replay_quarantined(bigint) returns received_orders.materialize_outcome');
+SELECT is(
+	pg_catalog.pg_get_function_arguments('received_orders.replay_quarantined(bigint)'::regprocedure),
+	'id bigint',
+	'replay_quarantined takes (id bigint)');
+
+-- NULL input must raise (22004), so none of the functions may be STRICT.
+SELECT isnt_strict('received_orders', 'materialize_order', ARRAY['jsonb'],
+	'materialize_order is not STRICT (NULL must raise, not return NULL)');
+SELECT isnt_strict('received_orders', 'materialize_orders', ARRAY['bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]'],
+	'materialize_orders is not STRICT (NULL coordinates are allowed)');
+SELECT isnt_strict('received_orders', 'replay_quarantined', ARRAY['bigint'],
+	'replay_quarantined is not STRICT (NULL must raise, not return NULL)');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,310 @@
+-- 04_materialize_orders.sql — materialize_orders(...) on a mixed batch: one
+-- result row per element in input order with the exact outcome and SQLSTATE;
+-- rejected and conflicting elements quarantined byte for byte with their
+-- coordinates, once even when redelivered; first occurrence wins within a
+-- batch; rows inserted in order_id order; coordinate arrays must match in
+-- length; a DBA trigger's error is isolated to its element, but a transient
+-- error fails the whole call.
+
+BEGIN;
+SELECT plan(30);
+
+-- Conflicts raise a WARNING each; expected here, so kept off the TAP output.
+SET LOCAL client_min_messages = error;
+
+-- Larger than this is 54000; every element below but the oversized one fits.
+SET LOCAL received_orders.max_event_bytes = 600;
+
+-- Record the order in which rows reach the table.
+CREATE TABLE public.ro_test_insert_log (seq bigserial PRIMARY KEY, order_id uuid NOT NULL);
+CREATE FUNCTION public.ro_test_log_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO public.ro_test_insert_log (order_id) VALUES (NEW.order_id);
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER ro_test_log_insert AFTER INSERT ON received_orders.received_orders
+	FOR EACH ROW EXECUTE FUNCTION public.ro_test_log_insert();
+
+-- S is stored before the batch.
+SELECT is(
+	received_orders.materialize_order('{"orderId": "c0000000-0000-4000-8000-000000000005", "externalReference": "ref-s"}'),
+	'inserted',
+	'order S is stored before the batch');
+
+-- The batch, with what each element must yield.
+CREATE TEMP TABLE batch (
+	pos integer PRIMARY KEY,
+	value bytea,
+	topic text,
+	part integer,
+	off bigint,
+	key bytea,
+	expect_outcome text,
+	expect_sqlstate text,
+	expect_order uuid);
+INSERT INTO batch (pos, value, expect_outcome, expect_sqlstate, expect_order) VALUES
+	-- valid A
+	(1, convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000a0", "externalReference": "ref-a", "n": 1}', 'UTF8'),
+	    'inserted', NULL, 'c0000000-0000-4000-8000-0000000000a0'),
+	-- duplicate of stored S
+	(2, convert_to('{"orderId": "c0000000-0000-4000-8000-000000000005", "externalReference": "ref-s"}', 'UTF8'),
+	    'duplicate', NULL, 'c0000000-0000-4000-8000-000000000005'),
+	-- duplicate within the batch (A again, same bytes)
+	(3, convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000a0", "externalReference": "ref-a", "n": 1}', 'UTF8'),
+	    'duplicate', NULL, 'c0000000-0000-4000-8000-0000000000a0'),
+	-- conflicting with stored S
+	(4, convert_to('{"orderId": "c0000000-0000-4000-8000-000000000005", "externalReference": "ref-s-other"}', 'UTF8'),
+	    'conflict', '23505', 'c0000000-0000-4000-8000-000000000005'),
+	-- invalid UTF-8
+	(5, '\xfffe'::bytea, 'rejected', '22P02', NULL),
+	-- \u0000 (a literal backslash: standard_conforming_strings is on)
+	(6, convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000b0", "externalReference": "x", "s": "\u0000"}', 'UTF8'),
+	    'rejected', '22P05', NULL),
+	-- not JSON
+	(7, convert_to('not json', 'UTF8'), 'rejected', '22P02', NULL),
+	-- a JSON array
+	(8, convert_to('[1, 2]', 'UTF8'), 'rejected', '22023', NULL),
+	-- externalReference missing
+	(9, convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000c0"}', 'UTF8'), 'rejected', '22023', NULL),
+	-- larger than max_event_bytes
+	(10, convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000d0", "externalReference": "big", "padding": "'
+	                || repeat('p', 1000) || '"}', 'UTF8'),
+	    'rejected', '54000', NULL),
+	-- NULL element (tombstone)
+	(11, NULL, 'rejected', '22004', NULL),
+	-- conflicting with A earlier in the same batch: the first occurrence wins
+	(12, convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000a0", "externalReference": "ref-a-other"}', 'UTF8'),
+	    'conflict', '23505', 'c0000000-0000-4000-8000-0000000000a0'),
+	-- orderId not a uuid
+	(13, convert_to('{"orderId": "nope", "externalReference": "x"}', 'UTF8'), 'rejected', '22P02', NULL),
+	-- externalReference of 256 characters
+	(14, convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000e0", "externalReference": "' || repeat('r', 256) || '"}', 'UTF8'),
+	    'rejected', '22001', NULL),
+	-- valid B, sorting before A
+	(15, convert_to('{"orderId": "c0000000-0000-4000-8000-000000000010", "externalReference": "ref-b"}', 'UTF8'),
+	    'inserted', NULL, 'c0000000-0000-4000-8000-000000000010'),
+	-- orderId missing
+	(16, convert_to('{"externalReference": "x"}', 'UTF8'), 'rejected', '22023', NULL);
+UPDATE batch
+   SET topic = 'orders-04', part = 3, off = 1000 + pos,
+       key = CASE WHEN pos = 7 THEN NULL ELSE convert_to('key-' || pos, 'UTF8') END;
+
+CREATE TEMP TABLE run1 AS
+	SELECT r.*
+	  FROM received_orders.materialize_orders(
+	         (SELECT array_agg(value ORDER BY pos) FROM batch),
+	         (SELECT array_agg(topic ORDER BY pos) FROM batch),
+	         (SELECT array_agg(part ORDER BY pos) FROM batch),
+	         (SELECT array_agg(off ORDER BY pos) FROM batch),
+	         (SELECT array_agg(key ORDER BY pos) FROM batch))
+	       WITH ORDINALITY AS r("position", order_id, outcome, sqlstate, message, ord);
+
+-- Per-element results ---------------------------------------------------------------------
+
+SELECT results_eq(
+	$$SELECT "position", outcome::text, sqlstate FROM run1 ORDER BY ord$$,
+	$$SELECT pos, expect_outcome, expect_sqlstate FROM batch ORDER BY pos$$,
+	'one result per element, in input order, with the exact (position, outcome, sqlstate)');
+SELECT results_eq(
+	$$SELECT "position", order_id FROM run1 WHERE outcome <> 'rejected' ORDER BY ord$$,
+	$$SELECT pos, expect_order FROM batch WHERE expect_outcome <> 'rejected' ORDER BY pos$$,
+	'inserted, duplicate and conflict results carry the order_id');
+SELECT is_empty(
+	$$SELECT "position" FROM run1
+	   WHERE (outcome IN ('inserted', 'duplicate') AND (sqlstate IS NOT NULL OR message IS NOT NULL))
+	      OR (outcome IN ('conflict', 'rejected') AND coalesce(btrim(message), '') = '')$$,
+	'message is NULL for inserted/duplicate and non-empty for conflict/rejected');
+
+-- The table ---------------------------------------------------------------------------------
+
+SELECT results_eq(
+	$$SELECT order_id, external_reference, payload FROM received_orders.received_orders
+	   WHERE order_id IN ('c0000000-0000-4000-8000-0000000000a0', 'c0000000-0000-4000-8000-000000000005',
+	                      'c0000000-0000-4000-8000-000000000010')
+	   ORDER BY order_id$$,
+	$$VALUES ('c0000000-0000-4000-8000-000000000005'::uuid, 'ref-s'::text,
+	          '{"orderId": "c0000000-0000-4000-8000-000000000005", "externalReference": "ref-s"}'::jsonb),
+	         ('c0000000-0000-4000-8000-000000000010', 'ref-b',
+	          '{"orderId": "c0000000-0000-4000-8000-000000000010", "externalReference": "ref-b"}'),
+	         ('c0000000-0000-4000-8000-0000000000a0', 'ref-a',
+	          '{"orderId": "c0000000-0000-4000-8000-0000000000a0", "externalReference": "ref-a", "n": 1}')$$,
+	'A (first occurrence) and B are stored, S is unchanged by its conflict');
+SELECT is(
+	(SELECT count(*)::integer FROM received_orders.received_orders
+	  WHERE order_id IN ('c0000000-0000-4000-8000-0000000000b0', 'c0000000-0000-4000-8000-0000000000c0',
+	                     'c0000000-0000-4000-8000-0000000000d0', 'c0000000-0000-4000-8000-0000000000e0')),
+	0,
+	'no rejected element was written to the table');
+SELECT results_eq(
+	$$SELECT order_id FROM public.ro_test_insert_log WHERE order_id <> 'c0000000-0000-4000-8000-000000000005' ORDER BY seq$$,
+	$$VALUES ('c0000000-0000-4000-8000-000000000010'::uuid), ('c0000000-0000-4000-8000-0000000000a0')$$,
+	'rows are inserted in order_id order (B before A although A comes first in the batch)');
+
+-- The quarantine -----------------------------------------------------------------------------
+
+SELECT results_eq(
+	$$SELECT kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value, outcome::text, sqlstate
+	    FROM received_orders.received_orders_quarantine
+	   WHERE kafka_topic = 'orders-04' ORDER BY kafka_offset$$,
+	$$SELECT topic, part, off, key, value, expect_outcome, expect_sqlstate
+	    FROM batch WHERE expect_outcome IN ('rejected', 'conflict') ORDER BY pos$$,
+	'the quarantine holds exactly the rejected and conflicting elements: coordinates, key, raw bytes, outcome, sqlstate');
+SELECT is(
+	(SELECT raw_value FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'orders-04' AND kafka_offset = 1005),
+	'\xfffe'::bytea,
+	'invalid UTF-8 is quarantined byte for byte');
+SELECT is(
+	(SELECT raw_value FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'orders-04' AND kafka_offset = 1006),
+	convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000b0", "externalReference": "x", "s": "\u0000"}', 'UTF8'),
+	'the \u0000 event is quarantined byte for byte');
+SELECT results_eq(
+	$$SELECT kafka_offset, order_id FROM received_orders.received_orders_quarantine
+	   WHERE kafka_topic = 'orders-04' AND outcome = 'conflict' ORDER BY kafka_offset$$,
+	$$VALUES (1004::bigint, 'c0000000-0000-4000-8000-000000000005'::uuid), (1012, 'c0000000-0000-4000-8000-0000000000a0')$$,
+	'quarantined conflicts carry their order_id');
+SELECT is_empty(
+	$$SELECT id FROM received_orders.received_orders_quarantine
+	   WHERE kafka_topic = 'orders-04' AND coalesce(btrim(reason), '') = ''$$,
+	'every quarantined element has a non-empty reason');
+
+-- Redelivery of the same batch -----------------------------------------------------------------
+
+CREATE TEMP TABLE run2 AS
+	SELECT r.*
+	  FROM received_orders.materialize_orders(
+	         (SELECT array_agg(value ORDER BY pos) FROM batch),
+	         (SELECT array_agg(topic ORDER BY pos) FROM batch),
+	         (SELECT array_agg(part ORDER BY pos) FROM batch),
+	         (SELECT array_agg(off ORDER BY pos) FROM batch),
+	         (SELECT array_agg(key ORDER BY pos) FROM batch))
+	       WITH ORDINALITY AS r("position", order_id, outcome, sqlstate, message, ord);
+
+SELECT results_eq(
+	$$SELECT "position", outcome::text, sqlstate FROM run2 ORDER BY ord$$,
+	$$SELECT pos, CASE WHEN expect_outcome = 'inserted' THEN 'duplicate' ELSE expect_outcome END,
+	         expect_sqlstate
+	    FROM batch ORDER BY pos$$,
+	'the same batch again: the valid elements are duplicates, the others as before');
+SELECT is(
+	(SELECT count(*)::integer FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'orders-04'),
+	(SELECT count(*)::integer FROM batch WHERE expect_outcome IN ('rejected', 'conflict')),
+	'the redelivered batch quarantines nothing new (unique coordinates)');
+SELECT is(
+	(SELECT count(*)::integer FROM public.ro_test_insert_log WHERE order_id <> 'c0000000-0000-4000-8000-000000000005'),
+	2,
+	'the redelivered batch inserts nothing');
+
+-- Argument checks --------------------------------------------------------------------------------
+
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(ARRAY['\x7b7d', '\x7b7d']::bytea[], ARRAY['t'], NULL, NULL, NULL)$$,
+	'22023', NULL, 'kafka_topics of another length than kafka_values is rejected with 22023');
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(ARRAY['\x7b7d', '\x7b7d']::bytea[], NULL, ARRAY[0, 0, 0], NULL, NULL)$$,
+	'22023', NULL, 'kafka_partitions of another length than kafka_values is rejected with 22023');
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(ARRAY['\x7b7d', '\x7b7d']::bytea[], NULL, NULL, ARRAY[1]::bigint[], NULL)$$,
+	'22023', NULL, 'kafka_offsets of another length than kafka_values is rejected with 22023');
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(ARRAY['\x7b7d', '\x7b7d']::bytea[], NULL, NULL, NULL, '{}'::bytea[])$$,
+	'22023', NULL, 'kafka_keys of another length than kafka_values is rejected with 22023');
+SELECT is_empty(
+	$$SELECT * FROM received_orders.materialize_orders('{}'::bytea[])$$,
+	'an empty batch returns no rows');
+SELECT results_eq(
+	$$SELECT "position", outcome::text, sqlstate
+	    FROM received_orders.materialize_orders(ARRAY[
+	           convert_to('{"orderId": "c0000000-0000-4000-8000-000000000020", "externalReference": "ref-20"}', 'UTF8'),
+	           '\x01'::bytea])$$,
+	$$VALUES (1, 'inserted'::text, NULL::text), (2, 'rejected', '22P02')$$,
+	'coordinates may be omitted (they default to NULL)');
+SELECT is(
+	(SELECT count(*)::integer FROM received_orders.received_orders_quarantine
+	  WHERE raw_value = '\x01'::bytea AND kafka_topic IS NULL AND kafka_partition IS NULL AND kafka_offset IS NULL),
+	1,
+	'an element rejected without coordinates is quarantined with NULL coordinates');
+
+-- A DBA's trigger: its error is isolated to its element, unless transient -----------------------
+
+CREATE FUNCTION public.ro_test_dba_rule() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.order_id = 'c0000000-0000-4000-8000-0000000000f1'::uuid THEN
+		RAISE EXCEPTION 'DBA rule refuses order %', NEW.order_id
+			USING ERRCODE = pg_catalog.current_setting('ro_test.dba_rule_errcode');
+	END IF;
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER ro_test_dba_rule BEFORE INSERT ON received_orders.received_orders
+	FOR EACH ROW EXECUTE FUNCTION public.ro_test_dba_rule();
+
+SET LOCAL ro_test.dba_rule_errcode = 'P0001';
+SELECT results_eq(
+	$$SELECT "position", outcome::text, sqlstate
+	    FROM received_orders.materialize_orders(
+	           ARRAY[convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f0", "externalReference": "ref-f0"}', 'UTF8'),
+	                 convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8'),
+	                 convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f2", "externalReference": "ref-f2"}', 'UTF8')],
+	           ARRAY['orders-04-trigger', 'orders-04-trigger', 'orders-04-trigger'],
+	           ARRAY[0, 0, 0],
+	           ARRAY[1, 2, 3]::bigint[],
+	           NULL)$$,
+	$$VALUES (1, 'inserted'::text, NULL::text), (2, 'rejected', 'P0001'), (3, 'inserted', NULL)$$,
+	'an error raised by a DBA trigger (P0001) rejects only its element');
+SELECT results_eq(
+	$$SELECT order_id FROM received_orders.received_orders
+	   WHERE order_id IN ('c0000000-0000-4000-8000-0000000000f0', 'c0000000-0000-4000-8000-0000000000f1',
+	                      'c0000000-0000-4000-8000-0000000000f2')
+	   ORDER BY order_id$$,
+	$$VALUES ('c0000000-0000-4000-8000-0000000000f0'::uuid), ('c0000000-0000-4000-8000-0000000000f2')$$,
+	'the other elements of that batch are stored, the refused one is not');
+SELECT results_eq(
+	$$SELECT kafka_offset, order_id, outcome::text, sqlstate, raw_value
+	    FROM received_orders.received_orders_quarantine
+	   WHERE kafka_topic = 'orders-04-trigger'$$,
+	$$VALUES (2::bigint, 'c0000000-0000-4000-8000-0000000000f1'::uuid, 'rejected'::text, 'P0001'::text,
+	          convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8'))$$,
+	'the element refused by the trigger is quarantined with sqlstate P0001');
+SELECT is_empty(
+	$$SELECT id FROM received_orders.received_orders_quarantine
+	   WHERE kafka_topic = 'orders-04-trigger' AND reason NOT LIKE '%DBA rule refuses order%'$$,
+	'the quarantine reason carries the trigger''s message');
+
+-- Transient errors propagate.  57014 (query_canceled) is not exercised: PL/pgSQL's
+-- WHEN OTHERS, which throws_ok relies on, does not catch it.
+SET LOCAL ro_test.dba_rule_errcode = '40001';
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(
+	    ARRAY[convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f3", "externalReference": "ref-f3"}', 'UTF8'),
+	          convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8')],
+	    ARRAY['orders-04-transient', 'orders-04-transient'], ARRAY[0, 0], ARRAY[1, 2]::bigint[], NULL)$$,
+	'40001', NULL,
+	'a serialization failure (40001) inside the batch fails the whole call');
+SET LOCAL ro_test.dba_rule_errcode = '40P01';
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(
+	    ARRAY[convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f3", "externalReference": "ref-f3"}', 'UTF8'),
+	          convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8')],
+	    ARRAY['orders-04-transient', 'orders-04-transient'], ARRAY[0, 0], ARRAY[1, 2]::bigint[], NULL)$$,
+	'40P01', NULL,
+	'a deadlock (40P01) inside the batch fails the whole call');
+SET LOCAL ro_test.dba_rule_errcode = '55P03';
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(
+	    ARRAY[convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f3", "externalReference": "ref-f3"}', 'UTF8'),
+	          convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8')],
+	    ARRAY['orders-04-transient', 'orders-04-transient'], ARRAY[0, 0], ARRAY[1, 2]::bigint[], NULL)$$,
+	'55P03', NULL,
+	'a lock timeout (55P03) inside the batch fails the whole call');
+SET LOCAL ro_test.dba_rule_errcode = '57P01';
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(
+	    ARRAY[convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f3", "externalReference": "ref-f3"}', 'UTF8'),
+	          convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8')],
+	    ARRAY['orders-04-transient', 'orders-04-transient'], ARRAY[0, 0], ARRAY[1, 2]::bigint[], NULL)$$,
+	'57P01', NULL,
+	'an admin shutdown (57P01) inside the batch fails the whole call');
+
+SELECT * FROM finish();
+ROLLBACK;
