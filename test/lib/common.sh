@@ -1,0 +1,189 @@
+# test/lib/common.sh — shared shell helpers for the harness and the suites:
+# repository root, logging, exit handlers, TAP output and TAP counting.
+#
+# Sourced (bash); expects the caller to run under `set -euo pipefail`.
+# Functions:
+#
+#   ro_log MSG...            progress line on stderr ("==> MSG")
+#   ro_die MSG...            message on stderr, exit 1
+#   ro_on_exit COMMAND       run COMMAND (a string, eval'ed) when the shell
+#                            exits; handlers run last-registered first.  A
+#                            script that sets its own `trap ... EXIT` replaces
+#                            this: call ro_run_exit_handlers from it.
+#   ro_run_exit_handlers     run (once) every handler registered so far
+#
+#   tap_plan N               print the plan "1..N"
+#   tap_ok STATUS DESC       "ok"/"not ok" by STATUS (0 = pass), numbered
+#   tap_is GOT WANT DESC     pass when the strings are equal; else show a diff
+#   tap_like GOT REGEX DESC  pass when GOT matches the extended REGEX
+#   tap_cmd DESC CMD...      pass when CMD exits 0; else show its output
+#                            (assertions return 0 so `set -e` goes on to the
+#                            next one; tap_last_ok tells whether it passed)
+#   tap_last_ok              true when the latest assertion passed, e.g.
+#                            `tap_cmd ...; tap_last_ok || tap_bail "why"`
+#   tap_diag MSG...          "# MSG" on stderr
+#   tap_bail MSG             "Bail out! MSG", exit 1 (setup impossible)
+#   tap_done                 exit 1 when any assertion failed or the plan
+#                            does not match, 0 otherwise
+#
+#   tap_count FILE STATUS    read TAP output FILE of a program that exited
+#                            with STATUS; set TAP_PASSED and TAP_FAILED
+#                            (missing plan, missing tests, bail-out and a
+#                            non-zero exit without a failed test each count
+#                            as one failure) and print why on stdout
+
+if [[ -z ${RO_ROOT:-} ]]; then
+	RO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+fi
+export RO_ROOT
+
+RO__EXIT_HANDLERS=()
+RO__EXIT_TRAP_SET=
+TAP__NUMBER=0
+TAP__FAILED=0
+TAP__PLAN=
+TAP__LAST=0
+
+# ro_log — one progress line on stderr, so it never mixes into TAP on stdout
+ro_log() {
+	printf '==> %s\n' "$*" >&2
+}
+
+# ro_die — report a fatal problem and leave; exit handlers still run
+ro_die() {
+	printf 'error: %s\n' "$*" >&2
+	exit 1
+}
+
+# ro_on_exit — register a cleanup command; the first call installs the EXIT
+# trap, and INT/TERM are turned into exits so the trap runs on them too
+ro_on_exit() {
+	RO__EXIT_HANDLERS+=("$1")
+	if [[ -z $RO__EXIT_TRAP_SET ]]; then
+		trap ro_run_exit_handlers EXIT
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		RO__EXIT_TRAP_SET=1
+	fi
+}
+
+# ro_run_exit_handlers — run every registered handler once, newest first,
+# whatever each of them returns
+ro_run_exit_handlers() {
+	local i
+	for ((i = ${#RO__EXIT_HANDLERS[@]} - 1; i >= 0; i--)); do
+		eval "${RO__EXIT_HANDLERS[i]}" || true
+	done
+	RO__EXIT_HANDLERS=()
+}
+
+# tap_plan — announce how many assertions this script makes
+tap_plan() {
+	TAP__PLAN=$1
+	printf '1..%s\n' "$1"
+}
+
+# tap_diag — a TAP diagnostic on stderr, each line prefixed with "# "
+tap_diag() {
+	printf '%s\n' "$*" | sed 's/^/# /' >&2
+}
+
+# tap_ok — print the next numbered result from an exit status (0 = pass)
+tap_ok() {
+	local status=$1 desc=$2
+	TAP__NUMBER=$((TAP__NUMBER + 1))
+	if [[ $status == 0 ]]; then
+		TAP__LAST=0
+		printf 'ok %d - %s\n' "$TAP__NUMBER" "$desc"
+	else
+		TAP__LAST=1
+		TAP__FAILED=$((TAP__FAILED + 1))
+		printf 'not ok %d - %s\n' "$TAP__NUMBER" "$desc"
+	fi
+	return 0
+}
+
+# tap_last_ok — whether the latest assertion passed
+tap_last_ok() {
+	return "$TAP__LAST"
+}
+
+# tap_is — compare two strings; on a difference show a unified diff
+tap_is() {
+	local got=$1 want=$2 desc=$3
+	if [[ $got == "$want" ]]; then
+		tap_ok 0 "$desc"
+	else
+		tap_ok 1 "$desc"
+		tap_diag "$(diff -u --label want --label got <(printf '%s\n' "$want") <(printf '%s\n' "$got") || true)"
+	fi
+}
+
+# tap_like — match a string against an extended regular expression
+tap_like() {
+	local got=$1 regex=$2 desc=$3
+	if [[ $got =~ $regex ]]; then
+		tap_ok 0 "$desc"
+	else
+		tap_ok 1 "$desc"
+		tap_diag "got: $got" "does not match: $regex"
+	fi
+}
+
+# tap_cmd — run a command as an assertion; its output is shown on failure
+tap_cmd() {
+	local desc=$1 out status=0
+	shift
+	out=$("$@" 2>&1) || status=$?
+	tap_ok "$status" "$desc"
+	if [[ $status != 0 ]]; then
+		tap_diag "command failed (exit $status): $*" "$out"
+	fi
+}
+
+# tap_bail — stop the script when the rest of it cannot mean anything
+tap_bail() {
+	printf 'Bail out! %s\n' "$*"
+	exit 1
+}
+
+# tap_done — the script's verdict: failure when an assertion failed or the
+# number of assertions differs from the plan
+tap_done() {
+	if [[ -n $TAP__PLAN && $TAP__PLAN != "$TAP__NUMBER" ]]; then
+		tap_diag "planned $TAP__PLAN tests but ran $TAP__NUMBER"
+		exit 1
+	fi
+	[[ $TAP__FAILED == 0 ]] || exit 1
+	exit 0
+}
+
+# tap_count — count passes and failures in a TAP stream (see header); a
+# "not ok" marked TODO counts as a pass, a SKIP as a pass
+tap_count() {
+	local file=$1 status=$2 counts
+	counts=$(awk -v status="$status" '
+		/^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; has_plan = 1; next }
+		/^ok [0-9]+/ { pass++; seen++; next }
+		/^not ok [0-9]+/ {
+			seen++
+			if ($0 ~ /#[ \t]*[Tt][Oo][Dd][Oo]/) pass++; else fail++
+			next
+		}
+		/^Bail out!/ { bail = 1 }
+		END {
+			why = ""
+			if (bail) { fail++; why = why " bailed out;" }
+			if (!has_plan) { fail++; why = why " no plan;" }
+			else if (plan > seen) { fail += plan - seen; why = why " " (plan - seen) " planned test(s) did not run;" }
+			else if (plan < seen) { fail++; why = why " ran " seen " tests, planned " plan ";" }
+			if (status != 0 && fail == 0) { fail++; why = why " exit status " status " without a failed test;" }
+			printf "%d %d%s\n", pass, fail, why
+		}' "$file")
+	TAP_PASSED=${counts%% *}
+	counts=${counts#* }
+	TAP_FAILED=${counts%% *}
+	if [[ $counts == *" "* ]]; then
+		printf '# harness: %s\n' "${counts#* }"
+	fi
+}

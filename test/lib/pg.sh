@@ -1,0 +1,292 @@
+# test/lib/pg.sh — start, steer and stop throwaway PostgreSQL 15 clusters
+#
+# Sourced (bash) by test/run and by any suite; sources common.sh.  Each
+# cluster lives in one directory: DIR/data (PGDATA), DIR/socket (unix socket),
+# DIR/log (server log), DIR/port, DIR/pids (every postmaster PID it had).  It
+# listens on 127.0.0.1 at a free port and on the socket, trust auth, UTF8,
+# superuser "postgres"; when root, the server runs as the postgres user.
+# Every cluster started by a shell is stopped by PID when that shell exits
+# (through ro_on_exit), and the temporary directories it created are removed
+# unless RO_KEEP_TMP=1.  Several clusters may run at once.
+#
+#   pg_start VAR            start a cluster in the directory named by $VAR;
+#                           when $VAR is empty, create one (mktemp -d) and
+#                           store its path in VAR; initdb on first use, keep
+#                           its port on restart; then pg_use it
+#   pg_use DIR              export PGHOST PGPORT PGUSER PGDATABASE RO_PG_DIR
+#                           for DIR and put the PostgreSQL 15 bindir first
+#                           in PATH
+#   pg_ctl_as ARGS...       pg_ctl -D $RO_PG_DIR/data ARGS as the server's
+#                           owner, e.g. `pg_ctl_as stop -m immediate`,
+#                           `pg_ctl_as start -w` (its PID is recorded)
+#   pg_stop [DIR]           fast shutdown of DIR (default $RO_PG_DIR), then
+#                           kill any of its recorded postmasters still alive
+#   pg_stop_all             pg_stop every cluster this shell started
+#   pg_ensure_cluster       use the harness's cluster when it is reachable,
+#                           else start a private one (suites run alone)
+#   pg_createdb NAME [EXT...]  create database NAME, then CREATE EXTENSION
+#                           each EXT in it
+#   pg_psql ARGS...         psql without psqlrc, ON_ERROR_STOP, quiet
+#   pg_query DB SQL         run SQL in DB, print rows unaligned, "|"-separated
+#   pg_bindir               print the PostgreSQL 15 bindir
+#   pg_free_port            print a TCP port free on 127.0.0.1
+#   pg_log_tail [DIR] [N]   last N (40) lines of the server log on stderr
+#
+# Note: call pg_start in the main shell, not inside $(...), or the cluster
+# would not be tracked for the exit handler.
+
+# shellcheck source=test/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+RO__PG_STARTED=()
+RO__PG_OWNED=()
+RO__PG_HANDLER_SET=
+
+# pg_bindir — where the PostgreSQL 15 programs are; $PG_CONFIG wins, then
+# Debian's versioned path, then whatever pg_config is in PATH
+pg_bindir() {
+	if [[ -z ${RO_PG_BINDIR:-} ]]; then
+		local config=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+		[[ -x $config ]] || config=$(command -v pg_config) ||
+			ro_die "pg_config not found: install postgresql-server-dev-15"
+		RO_PG_BINDIR=$("$config" --bindir)
+		export RO_PG_BINDIR
+	fi
+	printf '%s\n' "$RO_PG_BINDIR"
+}
+
+# pg__as_owner — run a server-side program as the cluster owner: the
+# postgres user when we are root (the server refuses root), else ourselves;
+# from / so an unreadable working directory does not bother it
+pg__as_owner() {
+	if [[ $EUID == 0 ]]; then
+		(cd / && runuser -u postgres -- "$@")
+	else
+		"$@"
+	fi
+}
+
+# pg_free_port — a port nobody listens on, checked by binding it; drawn
+# below Linux's ephemeral range so outgoing connections do not take it
+pg_free_port() {
+	perl -MIO::Socket::INET -e '
+		for (1 .. 200) {
+			my $port = 15000 + int(rand(17000));
+			my $sock = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
+				LocalPort => $port, Proto => "tcp", Listen => 1) or next;
+			close $sock;
+			print "$port\n";
+			exit 0;
+		}
+		exit 1;' || ro_die "no free TCP port found on 127.0.0.1"
+}
+
+# pg__register — remember a cluster directory for pg_stop_all and make sure
+# the exit handler is installed
+pg__register() {
+	local d
+	for d in "${RO__PG_STARTED[@]}"; do
+		[[ $d == "$1" ]] && return 0
+	done
+	if [[ -z $RO__PG_HANDLER_SET ]]; then
+		ro_on_exit pg_stop_all
+		RO__PG_HANDLER_SET=1
+	fi
+	RO__PG_STARTED+=("$1")
+}
+
+# pg__init — initdb a new cluster in DIR/data and write its fixed settings
+pg__init() {
+	local dir=$1 locale=C
+	if locale -a 2>/dev/null | grep -qiE '^c\.utf-?8$'; then
+		locale=C.UTF-8
+	fi
+	mkdir -p "$dir/socket"
+	[[ $EUID == 0 ]] && chown -R postgres: "$dir"
+	if ! pg__as_owner "$(pg_bindir)/initdb" -D "$dir/data" -U postgres -A trust \
+		-E UTF8 --locale="$locale" --no-sync >"$dir/initdb.log" 2>&1; then
+		cat "$dir/initdb.log" >&2
+		return 1
+	fi
+	cat >>"$dir/data/postgresql.conf" <<-EOF
+
+		# test/lib/pg.sh
+		listen_addresses = '127.0.0.1'
+		unix_socket_directories = '$dir/socket'
+		lc_messages = 'C'
+		log_line_prefix = '%m [%p] %q%u@%d '
+		include_if_exists = 'ro_port.conf'
+	EOF
+}
+
+# pg__set_port — write DIR's port to the cluster configuration and DIR/port
+pg__set_port() {
+	local dir=$1 port=$2
+	printf 'port = %s\n' "$port" >"$dir/data/ro_port.conf"
+	printf '%s\n' "$port" >"$dir/port"
+	[[ $EUID == 0 ]] && chown postgres: "$dir/data/ro_port.conf" "$dir/port"
+	return 0
+}
+
+# pg__record_pid — append the running postmaster's PID to DIR/pids
+pg__record_pid() {
+	local dir=$1 pid
+	pid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null) || return 0
+	[[ $pid =~ ^[0-9]+$ ]] && printf '%s\n' "$pid" >>"$dir/pids"
+	return 0
+}
+
+# pg_start — see the header; retries on another port when the chosen one
+# was taken between the probe and the bind
+pg_start() {
+	local var=$1 dir attempt
+	dir=${!var:-}
+	if [[ -z $dir ]]; then
+		dir=$(mktemp -d "${TMPDIR:-/tmp}/ro-pg.XXXXXX")
+		RO__PG_OWNED+=("$dir")
+	fi
+	printf -v "$var" '%s' "$dir"
+	pg__register "$dir"
+	if [[ ! -f $dir/data/PG_VERSION ]]; then
+		pg__init "$dir" || return 1
+	fi
+	for attempt in 1 2 3 4 5; do
+		if [[ $attempt -gt 1 || ! -s $dir/port ]]; then
+			pg__set_port "$dir" "$(pg_free_port)"
+		fi
+		if pg__as_owner "$(pg_bindir)/pg_ctl" -D "$dir/data" -l "$dir/log" \
+			-w -t 120 start >/dev/null; then
+			pg__record_pid "$dir"
+			pg_use "$dir"
+			return 0
+		fi
+		grep -qE 'could not (bind|create any TCP/IP)|already in use' "$dir/log" 2>/dev/null || break
+		ro_log "port $(cat "$dir/port") was taken, trying another"
+	done
+	ro_log "could not start PostgreSQL in $dir"
+	pg_log_tail "$dir"
+	return 1
+}
+
+# pg_use — point the libpq environment (and PATH) at cluster DIR
+pg_use() {
+	local dir=$1 bindir
+	bindir=$(pg_bindir)
+	export RO_PG_DIR=$dir
+	export PGHOST=$dir/socket
+	PGPORT=$(cat "$dir/port")
+	export PGPORT
+	export PGUSER=postgres
+	export PGDATABASE=postgres
+	unset PGHOSTADDR PGSERVICE PGPASSWORD
+	case ":$PATH:" in
+	*":$bindir:"*) ;;
+	*) export PATH="$bindir:$PATH" ;;
+	esac
+}
+
+# pg_ctl_as — pg_ctl on the current cluster as its owner; output on stderr
+# (keeps TAP clean); records the new postmaster after a start or restart
+pg_ctl_as() {
+	local dir=${RO_PG_DIR:?pg_ctl_as: no cluster (pg_start or pg_use first)} status=0 arg
+	pg__as_owner "$(pg_bindir)/pg_ctl" -D "$dir/data" -l "$dir/log" "$@" >&2 || status=$?
+	for arg in "$@"; do
+		if [[ $arg == start || $arg == restart ]]; then
+			pg__record_pid "$dir"
+		fi
+	done
+	return "$status"
+}
+
+# pg__is_postmaster — true when PID is alive and is the postmaster of DIR
+# (guards against a recycled PID)
+pg__is_postmaster() {
+	local pid=$1 dir=$2
+	kill -0 "$pid" 2>/dev/null || return 1
+	[[ -r /proc/$pid/cmdline ]] || return 0
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$dir/data"
+}
+
+# pg_stop — stop cluster DIR: pg_ctl fast shutdown, then signals to any
+# recorded postmaster that survived (SIGINT = fast, then SIGKILL)
+pg_stop() {
+	local dir=${1:-${RO_PG_DIR:-}} pid i
+	[[ -n $dir && -d $dir ]] || return 0
+	if [[ -f $dir/data/postmaster.pid ]]; then
+		pg__as_owner "$(pg_bindir)/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop \
+			>/dev/null 2>&1 || true
+	fi
+	[[ -f $dir/pids ]] || return 0
+	for pid in $(sort -u "$dir/pids"); do
+		pg__is_postmaster "$pid" "$dir" || continue
+		kill -INT "$pid" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			pg__is_postmaster "$pid" "$dir" || break
+			sleep 0.1
+		done
+		if pg__is_postmaster "$pid" "$dir"; then
+			ro_log "postmaster $pid of $dir ignored SIGINT, killing it"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	done
+	return 0
+}
+
+# pg_stop_all — stop every cluster started by this shell and remove the
+# directories it created (kept with RO_KEEP_TMP=1); safe to call twice
+pg_stop_all() {
+	local dir
+	for dir in "${RO__PG_STARTED[@]}"; do
+		pg_stop "$dir"
+	done
+	RO__PG_STARTED=()
+	for dir in "${RO__PG_OWNED[@]}"; do
+		if [[ ${RO_KEEP_TMP:-0} == 1 ]]; then
+			ro_log "kept cluster directory $dir"
+		else
+			rm -rf -- "$dir"
+		fi
+	done
+	RO__PG_OWNED=()
+}
+
+# pg_ensure_cluster — reuse the cluster exported by the harness when it
+# answers, otherwise start a private one for this script
+pg_ensure_cluster() {
+	if [[ -n ${RO_PG_DIR:-} && -s ${RO_PG_DIR}/port ]]; then
+		pg_use "$RO_PG_DIR"
+		if psql -X -q -At -c 'SELECT 1' >/dev/null 2>&1; then
+			return 0
+		fi
+	fi
+	RO_PG_PRIVATE_DIR=
+	pg_start RO_PG_PRIVATE_DIR
+}
+
+# pg_psql — psql as the suites want it: no psqlrc, stop on the first error
+pg_psql() {
+	"$(pg_bindir)/psql" -X -q -v ON_ERROR_STOP=1 "$@"
+}
+
+# pg_query — one SQL string against DB, rows unaligned without headers
+pg_query() {
+	pg_psql -At -d "$1" -c "$2"
+}
+
+# pg_createdb — a new database, with the named extensions created in it
+pg_createdb() {
+	local name=$1 ext
+	shift
+	"$(pg_bindir)/createdb" -- "$name" || return 1
+	for ext in "$@"; do
+		pg_psql -d "$name" -c "CREATE EXTENSION \"$ext\"" || return 1
+	done
+}
+
+# pg_log_tail — show the end of a cluster's server log on stderr
+pg_log_tail() {
+	local dir=${1:-${RO_PG_DIR:-}} lines=${2:-40}
+	[[ -f $dir/log ]] || return 0
+	printf -- '--- last %s lines of %s/log ---\n' "$lines" "$dir" >&2
+	tail -n "$lines" "$dir/log" >&2
+}
