@@ -1,5 +1,6 @@
 # Makefile — builds and installs the received_orders extension (PGXS) and
-# delegates the feeder daemon to feeder/Makefile.
+# delegates the feeder daemon (feeder/) and the tools (tools/) to their own
+# Makefiles.
 
 EXTENSION = received_orders
 EXTVERSION = 1.0
@@ -30,22 +31,25 @@ include $(PGXS)
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
 
-all: feeder
+# The daemon and the tools are plain C programs with Makefiles of their own.
+SUBDIRS = feeder tools
 
-feeder:
-	$(MAKE) -C feeder
+all: $(SUBDIRS)
 
-install: install-feeder
+$(SUBDIRS):
+	$(MAKE) -C $@
 
-install-feeder: feeder
-	$(MAKE) -C feeder install
+install: install-subdirs
 
-clean: clean-feeder
+install-subdirs: $(SUBDIRS)
+	for dir in $(SUBDIRS); do $(MAKE) -C $$dir install || exit 1; done
 
-clean-feeder:
-	$(MAKE) -C feeder clean
+clean: clean-subdirs
+
+clean-subdirs:
+	for dir in $(SUBDIRS); do $(MAKE) -C $$dir clean || exit 1; done
 
 test:
 	test/run
 
-.PHONY: feeder install-feeder clean-feeder test
+.PHONY: $(SUBDIRS) install-subdirs clean-subdirs test

@@ -1,0 +1,54 @@
+/*-------------------------------------------------------------------------
+ *
+ * app.h
+ *	  State shared by the main loop (loop.c) and batch delivery
+ *	  (deliver.c): one feeder_app per process.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FEEDER_APP_H
+#define FEEDER_APP_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "backoff.h"
+#include "batch.h"
+#include "config.h"
+#include "db.h"
+#include "kafka.h"
+#include "stats.h"
+
+typedef struct feeder_app
+{
+	const feeder_config *cfg;
+	kafka_consumer *kc;
+	db_conn    *db;
+	feeder_stats stats;
+	batch		batch;			/* the batch in flight */
+	msg_queue	pending;		/* consumed while paused, delivered next */
+	backoff_policy backoff;
+	int64_t		next_stats_ms;
+} feeder_app;
+
+typedef enum deliver_result
+{
+	DELIVER_OK,					/* committed and acknowledged */
+	DELIVER_DROPPED,			/* every message's partition was revoked */
+	DELIVER_ABANDONED,			/* shutdown while the database failed */
+	DELIVER_KAFKA_FATAL,		/* librdkafka fatal error while waiting */
+	DELIVER_DB_FATAL			/* configuration or permission: exit 3 */
+} deliver_result;
+
+/* Set by the SIGTERM/SIGINT handler in main.c. */
+extern volatile sig_atomic_t feeder_stop;
+
+extern int64_t loop_now_ms(void);
+extern int	loop_poll(feeder_app *app, int timeout_ms, batch_msg *out);
+extern void loop_wait(feeder_app *app, int ms);
+extern int	loop_run(feeder_app *app);
+
+extern deliver_result deliver_batch(feeder_app *app);
+extern void deliver_log_fatal(const db_error *err);
+
+#endif							/* FEEDER_APP_H */

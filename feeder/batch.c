@@ -1,0 +1,304 @@
+/*-------------------------------------------------------------------------
+ *
+ * batch.c
+ *	  Assembling batches of Kafka messages (up to N messages or M ms), and
+ *	  the queue of messages held back while partitions are paused.
+ *
+ * A batch closes when it holds max_size messages, or when wait_ms have
+ * passed since its first message and no further message is immediately
+ * available.  Tombstones (null values) travel in the batch so that their
+ * offsets are acknowledged with it, but are counted apart and never sent
+ * to the database.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+
+/*
+ * batch_init
+ *		Allocate room for max_size messages; 0 on success.
+ */
+int
+batch_init(batch *b, int max_size, int wait_ms)
+{
+	memset(b, 0, sizeof(*b));
+	b->msgs = calloc((size_t) max_size, sizeof(batch_msg));
+	if (b->msgs == NULL)
+		return -1;
+	b->max_size = max_size;
+	b->wait_ms = wait_ms;
+	b->first_ms = -1;
+	return 0;
+}
+
+/*
+ * batch_free
+ *		Release the messages still held and the batch's memory.
+ */
+void
+batch_free(batch *b, batch_release_fn release)
+{
+	batch_clear(b, release);
+	free(b->msgs);
+	b->msgs = NULL;
+	b->max_size = 0;
+}
+
+/*
+ * batch_add
+ *		Append a message (the caller checked batch_full); the batch's clock
+ *		starts with its first message.
+ */
+void
+batch_add(batch *b, const batch_msg *m, int64_t now_ms)
+{
+	if (b->count >= b->max_size)
+		return;
+	if (b->count == 0)
+		b->first_ms = now_ms;
+	b->msgs[b->count++] = *m;
+	if (m->value == NULL)
+		b->ntombstones++;
+}
+
+/*
+ * batch_full
+ *		True when the size limit is reached.
+ */
+int
+batch_full(const batch *b)
+{
+	return b->count >= b->max_size;
+}
+
+/*
+ * batch_expired
+ *		True when the time limit of a non-empty batch is reached.
+ */
+int
+batch_expired(const batch *b, int64_t now_ms)
+{
+	return b->count > 0 && now_ms - b->first_ms >= b->wait_ms;
+}
+
+/*
+ * batch_db_count
+ *		Messages that go to the database: all but the tombstones.
+ */
+int
+batch_db_count(const batch *b)
+{
+	return b->count - b->ntombstones;
+}
+
+/*
+ * batch_clear
+ *		Release every message and empty the batch for reuse.
+ */
+void
+batch_clear(batch *b, batch_release_fn release)
+{
+	int			i;
+
+	if (release)
+		for (i = 0; i < b->count; i++)
+			release(b->msgs[i].handle);
+	b->count = 0;
+	b->ntombstones = 0;
+	b->first_ms = -1;
+}
+
+/*
+ * batch_remove_if
+ *		Drop (and release) the messages for which drop() is true, keeping
+ *		the order of the others.  Used when partitions are revoked while a
+ *		batch waits for a retry: their messages now belong to another
+ *		consumer and must not be acknowledged by this one.  Returns the
+ *		number dropped.
+ */
+int
+batch_remove_if(batch *b, int (*drop) (const batch_msg *m, void *arg),
+				void *arg, batch_release_fn release)
+{
+	int			i,
+				kept = 0,
+				dropped = 0;
+
+	b->ntombstones = 0;
+	for (i = 0; i < b->count; i++)
+	{
+		if (drop(&b->msgs[i], arg))
+		{
+			if (release)
+				release(b->msgs[i].handle);
+			dropped++;
+			continue;
+		}
+		b->msgs[kept] = b->msgs[i];
+		if (b->msgs[kept].value == NULL)
+			b->ntombstones++;
+		kept++;
+	}
+	b->count = kept;
+	if (kept == 0)
+		b->first_ms = -1;
+	return dropped;
+}
+
+/*
+ * batch_fill
+ *		Assemble the next batch: first the messages held in pending (they
+ *		were consumed earlier and come first in partition order), then from
+ *		the source.  Returns when the batch is full, when its time is up and
+ *		nothing more is immediately available, when the source is stopping,
+ *		or after one idle poll with an empty batch (so that the caller can
+ *		do its periodic work).  Each wait is at most BATCH_POLL_SLICE_MS.
+ */
+void
+batch_fill(batch *b, msg_queue *pending, const batch_source *src)
+{
+	batch_msg	m;
+
+	while (!batch_full(b) && queue_pop(pending, &m))
+		batch_add(b, &m, src->now_ms(src->arg));
+
+	while (!batch_full(b) && !src->stopping(src->arg))
+	{
+		int64_t		now = src->now_ms(src->arg);
+		int			timeout = BATCH_POLL_SLICE_MS;
+
+		if (b->count > 0)
+		{
+			int64_t		left = b->first_ms + b->wait_ms - now;
+
+			if (left <= 0)
+				timeout = 0;	/* time is up: take only what is ready */
+			else if (left < timeout)
+				timeout = (int) left;
+		}
+
+		if (src->poll(src->arg, timeout, &m))
+		{
+			batch_add(b, &m, src->now_ms(src->arg));
+			continue;
+		}
+		if (b->count == 0 || batch_expired(b, src->now_ms(src->arg)))
+			return;
+	}
+}
+
+/*
+ * queue_init
+ *		An empty FIFO.
+ */
+void
+queue_init(msg_queue *q)
+{
+	memset(q, 0, sizeof(*q));
+}
+
+/*
+ * queue_push
+ *		Append a message, growing the array; 0 on success, -1 on out of
+ *		memory (the caller then releases the message unacknowledged).
+ */
+int
+queue_push(msg_queue *q, const batch_msg *m)
+{
+	if (q->tail == q->cap)
+	{
+		if (q->head > 0)
+		{
+			memmove(q->items, q->items + q->head,
+					(q->tail - q->head) * sizeof(batch_msg));
+			q->tail -= q->head;
+			q->head = 0;
+		}
+		if (q->tail == q->cap)
+		{
+			size_t		cap = q->cap ? q->cap * 2 : 64;
+			batch_msg  *items = realloc(q->items, cap * sizeof(batch_msg));
+
+			if (items == NULL)
+				return -1;
+			q->items = items;
+			q->cap = cap;
+		}
+	}
+	q->items[q->tail++] = *m;
+	return 0;
+}
+
+/*
+ * queue_pop
+ *		Take the oldest message; 1 if there was one.
+ */
+int
+queue_pop(msg_queue *q, batch_msg *out)
+{
+	if (q->head == q->tail)
+		return 0;
+	*out = q->items[q->head++];
+	if (q->head == q->tail)
+		q->head = q->tail = 0;
+	return 1;
+}
+
+/*
+ * queue_length
+ *		Messages held.
+ */
+size_t
+queue_length(const msg_queue *q)
+{
+	return q->tail - q->head;
+}
+
+/*
+ * queue_remove_if
+ *		Drop (and release) held messages for which drop() is true, keeping
+ *		the order of the others; returns the number dropped.
+ */
+int
+queue_remove_if(msg_queue *q, int (*drop) (const batch_msg *m, void *arg),
+				void *arg, batch_release_fn release)
+{
+	size_t		i,
+				kept = q->head;
+	int			dropped = 0;
+
+	for (i = q->head; i < q->tail; i++)
+	{
+		if (drop(&q->items[i], arg))
+		{
+			if (release)
+				release(q->items[i].handle);
+			dropped++;
+			continue;
+		}
+		q->items[kept++] = q->items[i];
+	}
+	q->tail = kept;
+	if (q->head == q->tail)
+		q->head = q->tail = 0;
+	return dropped;
+}
+
+/*
+ * queue_free
+ *		Release every held message and the queue's memory.
+ */
+void
+queue_free(msg_queue *q, batch_release_fn release)
+{
+	size_t		i;
+
+	if (release)
+		for (i = q->head; i < q->tail; i++)
+			release(q->items[i].handle);
+	free(q->items);
+	memset(q, 0, sizeof(*q));
+}

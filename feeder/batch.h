@@ -1,0 +1,86 @@
+/*-------------------------------------------------------------------------
+ *
+ * batch.h
+ *	  Assembling batches of Kafka messages (up to N messages or M ms), and
+ *	  the queue of messages held back while partitions are paused.
+ *
+ * Nothing here depends on librdkafka: a message is described by a
+ * batch_msg whose handle is released by a callback of the owner, so the
+ * assembly logic can be tested with fake sources and a fake clock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FEEDER_BATCH_H
+#define FEEDER_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct batch_msg
+{
+	void	   *handle;			/* owner's message (rd_kafka_message_t *) */
+	const char *topic;			/* valid while handle lives */
+	int32_t		partition;
+	int64_t		offset;
+	const void *value;			/* NULL: tombstone */
+	size_t		value_len;
+	const void *key;			/* NULL: no key */
+	size_t		key_len;
+	int			slot;			/* owner's partition slot */
+	uint64_t	generation;		/* assignment generation when consumed */
+} batch_msg;
+
+typedef void (*batch_release_fn) (void *handle);
+
+typedef struct batch
+{
+	batch_msg  *msgs;
+	int			count;
+	int			ntombstones;
+	int			max_size;
+	int			wait_ms;
+	int64_t		first_ms;		/* clock at the first message, -1 if empty */
+} batch;
+
+/* FIFO of messages consumed but not yet in a batch. */
+typedef struct msg_queue
+{
+	batch_msg  *items;
+	size_t		head;
+	size_t		tail;
+	size_t		cap;
+} msg_queue;
+
+/* Where batch_fill takes messages from; all callbacks get arg. */
+typedef struct batch_source
+{
+	/* 1 and *out filled: a message; 0: none within timeout_ms */
+	int			(*poll) (void *arg, int timeout_ms, batch_msg *out);
+	int64_t		(*now_ms) (void *arg);
+	int			(*stopping) (void *arg);
+	void	   *arg;
+} batch_source;
+
+/* Longest single wait inside batch_fill, so that signals are noticed. */
+#define BATCH_POLL_SLICE_MS 100
+
+extern int	batch_init(batch *b, int max_size, int wait_ms);
+extern void batch_free(batch *b, batch_release_fn release);
+extern void batch_add(batch *b, const batch_msg *m, int64_t now_ms);
+extern int	batch_full(const batch *b);
+extern int	batch_expired(const batch *b, int64_t now_ms);
+extern int	batch_db_count(const batch *b);
+extern void batch_clear(batch *b, batch_release_fn release);
+extern int	batch_remove_if(batch *b, int (*drop) (const batch_msg *m, void *arg),
+							void *arg, batch_release_fn release);
+extern void batch_fill(batch *b, msg_queue *pending, const batch_source *src);
+
+extern void queue_init(msg_queue *q);
+extern int	queue_push(msg_queue *q, const batch_msg *m);
+extern int	queue_pop(msg_queue *q, batch_msg *out);
+extern size_t queue_length(const msg_queue *q);
+extern int	queue_remove_if(msg_queue *q, int (*drop) (const batch_msg *m, void *arg),
+							void *arg, batch_release_fn release);
+extern void queue_free(msg_queue *q, batch_release_fn release);
+
+#endif							/* FEEDER_BATCH_H */

@@ -1,0 +1,697 @@
+/*-------------------------------------------------------------------------
+ *
+ * config.c
+ *	  Command line, -F file and environment configuration of the feeder.
+ *
+ * Precedence, highest first: command line, -F file, environment
+ * (FEEDER_BROKERS, FEEDER_TOPIC, FEEDER_GROUP, FEEDER_DSN), built-in
+ * defaults.  --topic is repeatable; a source that gives any topic replaces
+ * the topics of lower sources.  librdkafka properties (-X key=value, or any
+ * file key that is not a feeder option) are passed through in order, file
+ * first, so that the command line wins; the few the delivery contract pins
+ * are refused here with the reason.
+ *
+ * Nothing in this file talks to Kafka or PostgreSQL: main.c validates the
+ * properties against librdkafka afterwards.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "feeder.h"
+
+/* Properties the delivery contract depends on, with the reason shown. */
+static const struct
+{
+	const char *key;
+	const char *reason;
+}			refused_props[] = {
+	{"enable.auto.offset.store",
+	"pinned to false: an offset is stored only after the database transaction of its message committed"},
+	{"enable.auto.commit",
+	"pinned to true: librdkafka commits only offsets the feeder stored after a database commit (tune auto.commit.interval.ms instead)"},
+	{"auto.commit.enable",
+	"legacy alias of enable.auto.commit, which is pinned"},
+	{"offset.store.method",
+	"pinned to broker: offsets are committed to the consumer group"},
+	{"isolation.level",
+	"pinned to read_committed: messages of aborted producer transactions must never be materialized"},
+	{"group.id", "use --group"},
+	{"bootstrap.servers", "use --brokers"},
+	{"metadata.broker.list", "use --brokers"},
+};
+
+/* Long option names; also the keys accepted in a -F file. */
+static const struct
+{
+	const char *name;
+	config_option id;
+}			option_names[] = {
+	{"brokers", OPT_BROKERS},
+	{"topic", OPT_TOPIC},
+	{"group", OPT_GROUP},
+	{"dsn", OPT_DSN},
+	{"batch-size", OPT_BATCH_SIZE},
+	{"batch-wait-ms", OPT_BATCH_WAIT_MS},
+	{"stats-interval", OPT_STATS_INTERVAL},
+	{"client-id", OPT_CLIENT_ID},
+	{"log-level", OPT_LOG_LEVEL},
+	{"retry-backoff-ms", OPT_RETRY_BACKOFF_MS},
+	{"retry-backoff-max-ms", OPT_RETRY_BACKOFF_MAX_MS},
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * config_error
+ *		Format the one-line reason for exit code 2.
+ */
+static config_result
+config_error(char *err, size_t errlen, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return CONFIG_ERROR;
+}
+
+/*
+ * config_strdup
+ *		strdup that aborts on out of memory: configuration is parsed once at
+ *		startup, there is nothing sensible to fall back to.
+ */
+static char *
+config_strdup(const char *s)
+{
+	char	   *d = strdup(s);
+
+	if (d == NULL)
+	{
+		fputs(FEEDER_NAME ": out of memory\n", stderr);
+		exit(FEEDER_EXIT_RUNTIME);
+	}
+	return d;
+}
+
+/*
+ * config_refused_reason
+ *		Why a librdkafka property may not be set, or NULL when it may.
+ */
+const char *
+config_refused_reason(const char *key)
+{
+	size_t		i;
+
+	for (i = 0; i < NELEM(refused_props); i++)
+		if (strcmp(key, refused_props[i].key) == 0)
+			return refused_props[i].reason;
+	return NULL;
+}
+
+/*
+ * config_option_by_name
+ *		Map a long option name (as used in -F files) to its id.
+ */
+static config_option
+config_option_by_name(const char *name)
+{
+	size_t		i;
+
+	for (i = 0; i < NELEM(option_names); i++)
+		if (strcmp(name, option_names[i].name) == 0)
+			return option_names[i].id;
+	return OPT_NONE;
+}
+
+/*
+ * config_option_name
+ *		The long name of an option, for messages.
+ */
+static const char *
+config_option_name(config_option id)
+{
+	size_t		i;
+
+	for (i = 0; i < NELEM(option_names); i++)
+		if (option_names[i].id == id)
+			return option_names[i].name;
+	return "?";
+}
+
+/*
+ * config_parse_int
+ *		Parse a decimal integer in [min, max]; the whole string must be used.
+ */
+static int
+config_parse_int(const char *s, int min, int max, int *out)
+{
+	char	   *end;
+	long		v;
+
+	while (isspace((unsigned char) *s))
+		s++;
+	if (*s == '\0')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = (int) v;
+	return 0;
+}
+
+/*
+ * config_add_topics
+ *		Append the comma-separated topic names in value.
+ */
+static config_result
+config_add_topics(feeder_config *cfg, const char *value, const char *where,
+				  char *err, size_t errlen)
+{
+	const char *p = value;
+
+	do
+	{
+		const char *comma = strchr(p, ',');
+		size_t		len = comma ? (size_t) (comma - p) : strlen(p);
+		char	   *name;
+
+		while (len > 0 && isspace((unsigned char) *p))
+		{
+			p++;
+			len--;
+		}
+		while (len > 0 && isspace((unsigned char) p[len - 1]))
+			len--;
+		if (len == 0)
+			return config_error(err, errlen, "%s: empty topic name", where);
+		name = malloc(len + 1);
+		cfg->topics = realloc(cfg->topics, sizeof(char *) * (cfg->ntopics + 1));
+		if (name == NULL || cfg->topics == NULL)
+			return config_error(err, errlen, "out of memory");
+		memcpy(name, p, len);
+		name[len] = '\0';
+		cfg->topics[cfg->ntopics++] = name;
+		p = comma ? comma + 1 : NULL;
+	} while (p);
+	return CONFIG_OK;
+}
+
+/*
+ * config_set_string
+ *		Replace a string setting.
+ */
+static void
+config_set_string(char **field, const char *value)
+{
+	free(*field);
+	*field = config_strdup(value);
+}
+
+/*
+ * config_set_option
+ *		Apply one option value from a source.  A value from a lower source
+ *		than the one already applied is ignored; a value from a higher
+ *		source replaces it (for --topic, the whole list).  where names the
+ *		origin for messages ("--batch-size", "FILE:12", "FEEDER_TOPIC").
+ */
+static config_result
+config_set_option(feeder_config *cfg, config_option id, const char *value,
+				  config_source source, const char *where,
+				  char *err, size_t errlen)
+{
+	if (cfg->source[id] > source)
+		return CONFIG_OK;
+
+	if (id == OPT_TOPIC && cfg->source[id] < source)
+	{
+		int			i;
+
+		for (i = 0; i < cfg->ntopics; i++)
+			free(cfg->topics[i]);
+		cfg->ntopics = 0;
+	}
+	cfg->source[id] = source;
+
+	switch (id)
+	{
+		case OPT_BROKERS:
+			if (*value == '\0')
+				return config_error(err, errlen, "%s: empty broker list", where);
+			config_set_string(&cfg->brokers, value);
+			break;
+		case OPT_TOPIC:
+			return config_add_topics(cfg, value, where, err, errlen);
+		case OPT_GROUP:
+			if (*value == '\0')
+				return config_error(err, errlen, "%s: empty group id", where);
+			config_set_string(&cfg->group, value);
+			break;
+		case OPT_DSN:
+			config_set_string(&cfg->dsn, value);
+			break;
+		case OPT_BATCH_SIZE:
+			if (config_parse_int(value, 1, 100000, &cfg->batch_size) != 0)
+				return config_error(err, errlen,
+									"%s: expected an integer from 1 to 100000, got \"%s\"",
+									where, value);
+			break;
+		case OPT_BATCH_WAIT_MS:
+			if (config_parse_int(value, 0, 600000, &cfg->batch_wait_ms) != 0)
+				return config_error(err, errlen,
+									"%s: expected milliseconds from 0 to 600000, got \"%s\"",
+									where, value);
+			break;
+		case OPT_STATS_INTERVAL:
+			if (config_parse_int(value, 0, 86400, &cfg->stats_interval_s) != 0)
+				return config_error(err, errlen,
+									"%s: expected seconds from 0 (off) to 86400, got \"%s\"",
+									where, value);
+			break;
+		case OPT_CLIENT_ID:
+			if (*value == '\0')
+				return config_error(err, errlen, "%s: empty client id", where);
+			config_set_string(&cfg->client_id, value);
+			break;
+		case OPT_LOG_LEVEL:
+			if (log_parse_level(value, &cfg->log_level) != 0)
+				return config_error(err, errlen,
+									"%s: expected debug, info, warning or error, got \"%s\"",
+									where, value);
+			break;
+		case OPT_RETRY_BACKOFF_MS:
+			if (config_parse_int(value, 1, 600000, &cfg->retry_backoff_ms) != 0)
+				return config_error(err, errlen,
+									"%s: expected milliseconds from 1 to 600000, got \"%s\"",
+									where, value);
+			break;
+		case OPT_RETRY_BACKOFF_MAX_MS:
+			if (config_parse_int(value, 1, 3600000, &cfg->retry_backoff_max_ms) != 0)
+				return config_error(err, errlen,
+									"%s: expected milliseconds from 1 to 3600000, got \"%s\"",
+									where, value);
+			break;
+		default:
+			return config_error(err, errlen, "%s: unknown option", where);
+	}
+	return CONFIG_OK;
+}
+
+/*
+ * config_add_prop
+ *		Record a librdkafka property, refusing the pinned ones.
+ */
+static config_result
+config_add_prop(feeder_config *cfg, const char *key, const char *value,
+				config_source source, const char *where,
+				char *err, size_t errlen)
+{
+	const char *reason;
+
+	if (*key == '\0')
+		return config_error(err, errlen, "%s: empty property name", where);
+	if ((reason = config_refused_reason(key)) != NULL)
+		return config_error(err, errlen, "%s: property \"%s\" cannot be set: %s",
+							where, key, reason);
+	cfg->props = realloc(cfg->props, sizeof(config_prop) * (cfg->nprops + 1));
+	if (cfg->props == NULL)
+		return config_error(err, errlen, "out of memory");
+	cfg->props[cfg->nprops].key = config_strdup(key);
+	cfg->props[cfg->nprops].value = config_strdup(value);
+	cfg->props[cfg->nprops].source = source;
+	cfg->nprops++;
+	return CONFIG_OK;
+}
+
+/*
+ * config_add_prop_arg
+ *		Split a -X argument at its first '=' and record it; "-X list" asks
+ *		for librdkafka's property list instead.
+ */
+static config_result
+config_add_prop_arg(feeder_config *cfg, const char *arg, char *err, size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	char	   *key;
+	config_result r;
+
+	if (strcmp(arg, "list") == 0)
+	{
+		cfg->want_list_props = 1;
+		return CONFIG_OK;
+	}
+	if (eq == NULL)
+		return config_error(err, errlen,
+							"-X %s: expected key=value (or -X list)", arg);
+	key = config_strdup(arg);
+	key[eq - arg] = '\0';
+	r = config_add_prop(cfg, key, eq + 1, CONFIG_SRC_ARGV, "-X", err, errlen);
+	free(key);
+	return r;
+}
+
+/*
+ * config_trim
+ *		Strip leading and trailing blanks in place.
+ */
+static char *
+config_trim(char *s)
+{
+	char	   *end;
+
+	while (isspace((unsigned char) *s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char) end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+/*
+ * config_load_file
+ *		Read a -F file: one key=value per line, blanks around key and value
+ *		ignored, '#' starts a comment line.  A key is a long option name
+ *		(brokers, topic, ...; topic may repeat) or else a librdkafka
+ *		property.  Values are taken verbatim to the end of the line.
+ */
+static config_result
+config_load_file(feeder_config *cfg, const char *path, char *err, size_t errlen)
+{
+	FILE	   *f = fopen(path, "r");
+	char	   *buf = NULL;
+	size_t		cap = 0;
+	ssize_t		n;
+	int			lineno = 0;
+	config_result r = CONFIG_OK;
+
+	if (f == NULL)
+		return config_error(err, errlen, "-F %s: %s", path, strerror(errno));
+
+	while (r == CONFIG_OK && (n = getline(&buf, &cap, f)) >= 0)
+	{
+		char		where[512];
+		char	   *line;
+		char	   *eq;
+		char	   *key;
+		char	   *value;
+		config_option id;
+
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%d", path, lineno);
+		line = config_trim(buf);
+		if (*line == '\0' || *line == '#')
+			continue;
+		eq = strchr(line, '=');
+		if (eq == NULL)
+		{
+			r = config_error(err, errlen, "%s: expected key=value", where);
+			break;
+		}
+		*eq = '\0';
+		key = config_trim(line);
+		value = config_trim(eq + 1);
+		id = config_option_by_name(key);
+		if (id != OPT_NONE)
+			r = config_set_option(cfg, id, value, CONFIG_SRC_FILE, where, err, errlen);
+		else if (strcmp(key, "X") == 0 || strcmp(key, "help") == 0 ||
+				 strcmp(key, "version") == 0 || strcmp(key, "config") == 0)
+			r = config_error(err, errlen, "%s: \"%s\" is not allowed in a file", where, key);
+		else
+			r = config_add_prop(cfg, key, value, CONFIG_SRC_FILE, where, err, errlen);
+	}
+	if (r == CONFIG_OK && ferror(f))
+		r = config_error(err, errlen, "-F %s: read error", path);
+	free(buf);
+	fclose(f);
+	return r;
+}
+
+/*
+ * config_apply_env
+ *		Fill brokers, topic, group and DSN from FEEDER_* variables when no
+ *		higher source gave them.  FEEDER_TOPIC may list several topics
+ *		separated by commas.
+ */
+static config_result
+config_apply_env(feeder_config *cfg, char *err, size_t errlen)
+{
+	static const struct
+	{
+		const char *var;
+		config_option id;
+	}			envs[] = {
+		{CONFIG_ENV_BROKERS, OPT_BROKERS},
+		{CONFIG_ENV_TOPIC, OPT_TOPIC},
+		{CONFIG_ENV_GROUP, OPT_GROUP},
+		{CONFIG_ENV_DSN, OPT_DSN},
+	};
+	size_t		i;
+
+	for (i = 0; i < NELEM(envs); i++)
+	{
+		const char *v = getenv(envs[i].var);
+		config_result r;
+
+		if (v == NULL || cfg->source[envs[i].id] > CONFIG_SRC_ENV)
+			continue;
+		r = config_set_option(cfg, envs[i].id, v, CONFIG_SRC_ENV, envs[i].var,
+							  err, errlen);
+		if (r != CONFIG_OK)
+			return r;
+	}
+	return CONFIG_OK;
+}
+
+/*
+ * config_order_props
+ *		Stable-partition the properties so that file ones come before -X
+ *		ones: librdkafka applies them in order, the last value wins.
+ */
+static void
+config_order_props(feeder_config *cfg)
+{
+	config_prop *sorted;
+	int			i,
+				n = 0;
+
+	if (cfg->nprops < 2)
+		return;
+	sorted = malloc(sizeof(config_prop) * cfg->nprops);
+	if (sorted == NULL)
+		return;
+	for (i = 0; i < cfg->nprops; i++)
+		if (cfg->props[i].source != CONFIG_SRC_ARGV)
+			sorted[n++] = cfg->props[i];
+	for (i = 0; i < cfg->nprops; i++)
+		if (cfg->props[i].source == CONFIG_SRC_ARGV)
+			sorted[n++] = cfg->props[i];
+	free(cfg->props);
+	cfg->props = sorted;
+}
+
+/*
+ * config_defaults
+ *		Reset cfg to built-in defaults.
+ */
+static void
+config_defaults(feeder_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->batch_size = CONFIG_DEFAULT_BATCH_SIZE;
+	cfg->batch_wait_ms = CONFIG_DEFAULT_BATCH_WAIT;
+	cfg->stats_interval_s = CONFIG_DEFAULT_STATS;
+	cfg->log_level = LOG_INFO;
+	cfg->retry_backoff_ms = CONFIG_DEFAULT_BACKOFF;
+	cfg->retry_backoff_max_ms = CONFIG_DEFAULT_BACKOFF_MAX;
+}
+
+/*
+ * config_parse
+ *		Build the configuration from argv, the -F file and the environment.
+ *		Returns CONFIG_ERROR with a one-line reason in err for anything the
+ *		user must fix (exit 2), CONFIG_EXIT after --help/--version/-X list
+ *		were requested (the caller prints), CONFIG_OK otherwise.  cfg must
+ *		be released with config_free() in every case.
+ */
+config_result
+config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	static const struct option longopts[] = {
+		{"brokers", required_argument, NULL, OPT_BROKERS},
+		{"topic", required_argument, NULL, OPT_TOPIC},
+		{"group", required_argument, NULL, OPT_GROUP},
+		{"dsn", required_argument, NULL, OPT_DSN},
+		{"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
+		{"batch-wait-ms", required_argument, NULL, OPT_BATCH_WAIT_MS},
+		{"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
+		{"client-id", required_argument, NULL, OPT_CLIENT_ID},
+		{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+		{"retry-backoff-ms", required_argument, NULL, OPT_RETRY_BACKOFF_MS},
+		{"retry-backoff-max-ms", required_argument, NULL, OPT_RETRY_BACKOFF_MAX_MS},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0}
+	};
+	config_result r = CONFIG_OK;
+	int			c;
+
+	config_defaults(cfg);
+	opterr = 0;
+	optind = 0;					/* full getopt reset (glibc), for tests */
+
+	while (r == CONFIG_OK &&
+		   (c = getopt_long(argc, argv, "+:hVX:F:", longopts, NULL)) != -1)
+	{
+		char		where[64];
+
+		switch (c)
+		{
+			case 'h':
+				cfg->want_help = 1;
+				break;
+			case 'V':
+				cfg->want_version = 1;
+				break;
+			case 'X':
+				r = config_add_prop_arg(cfg, optarg, err, errlen);
+				break;
+			case 'F':
+				if (cfg->config_file)
+					return config_error(err, errlen, "-F given more than once");
+				cfg->config_file = config_strdup(optarg);
+				break;
+			case ':':
+				if (optopt == 'X' || optopt == 'F')
+					return config_error(err, errlen, "-%c requires an argument", optopt);
+				return config_error(err, errlen, "%s requires an argument",
+									argv[optind - 1]);
+			case '?':
+				if (optopt && optopt >= ' ' && optind > 0 && argv[optind - 1][1] != '-')
+					return config_error(err, errlen, "unknown option -%c", optopt);
+				return config_error(err, errlen, "unknown option %s",
+									argv[optind - 1]);
+			default:
+				snprintf(where, sizeof(where), "--%s",
+						 config_option_name((config_option) c));
+				r = config_set_option(cfg, (config_option) c, optarg,
+									  CONFIG_SRC_ARGV, where, err, errlen);
+				break;
+		}
+	}
+	if (r != CONFIG_OK)
+		return r;
+	if (optind < argc)
+		return config_error(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+	if (cfg->want_help || cfg->want_version || cfg->want_list_props)
+		return CONFIG_EXIT;
+
+	if (cfg->config_file &&
+		(r = config_load_file(cfg, cfg->config_file, err, errlen)) != CONFIG_OK)
+		return r;
+	if ((r = config_apply_env(cfg, err, errlen)) != CONFIG_OK)
+		return r;
+	config_order_props(cfg);
+
+	if (cfg->brokers == NULL)
+		return config_error(err, errlen,
+							"no Kafka brokers: give --brokers or set " CONFIG_ENV_BROKERS);
+	if (cfg->ntopics == 0)
+		return config_error(err, errlen,
+							"no topic: give --topic or set " CONFIG_ENV_TOPIC);
+	if (cfg->group == NULL)
+		cfg->group = config_strdup(CONFIG_DEFAULT_GROUP);
+	if (cfg->dsn == NULL)
+		cfg->dsn = config_strdup("");
+	if (cfg->client_id == NULL)
+		cfg->client_id = config_strdup(FEEDER_NAME);
+	if (cfg->retry_backoff_max_ms < cfg->retry_backoff_ms)
+		return config_error(err, errlen,
+							"--retry-backoff-max-ms (%d) is below --retry-backoff-ms (%d)",
+							cfg->retry_backoff_max_ms, cfg->retry_backoff_ms);
+	return CONFIG_OK;
+}
+
+/*
+ * config_free
+ *		Release everything config_parse allocated.
+ */
+void
+config_free(feeder_config *cfg)
+{
+	int			i;
+
+	free(cfg->brokers);
+	for (i = 0; i < cfg->ntopics; i++)
+		free(cfg->topics[i]);
+	free(cfg->topics);
+	free(cfg->group);
+	free(cfg->dsn);
+	free(cfg->client_id);
+	for (i = 0; i < cfg->nprops; i++)
+	{
+		free(cfg->props[i].key);
+		free(cfg->props[i].value);
+	}
+	free(cfg->props);
+	free(cfg->config_file);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+/*
+ * config_usage
+ *		The --help text: every option, environment variable and exit code.
+ */
+void
+config_usage(FILE *out)
+{
+	fputs(
+		  "Usage: " FEEDER_NAME " --brokers HOST:PORT[,...] --topic NAME [OPTION]...\n"
+		  "\n"
+		  "Consume OrderReceived events from Kafka and materialize them into PostgreSQL\n"
+		  "with received_orders.materialize_orders(), one transaction per batch. An\n"
+		  "offset is stored (and later committed) only after its batch committed.\n"
+		  "\n"
+		  "Options:\n"
+		  "  --brokers LIST          Kafka bootstrap brokers, HOST:PORT[,...]   [$FEEDER_BROKERS]\n"
+		  "  --topic NAME            topic to consume; repeatable, or NAME,NAME  [$FEEDER_TOPIC]\n"
+		  "  --group ID              consumer group (default received-orders-feeder) [$FEEDER_GROUP]\n"
+		  "  --dsn CONNINFO          libpq conninfo or postgresql:// URI; PG* variables and\n"
+		  "                          .pgpass apply as in psql (default: empty)   [$FEEDER_DSN]\n"
+		  "  --batch-size N          messages per transaction, 1..100000 (default 500)\n"
+		  "  --batch-wait-ms MS      close a batch MS ms after its first message (default 100)\n"
+		  "  --stats-interval S      counters log line every S seconds, 0 = off (default 10)\n"
+		  "  --client-id ID          Kafka client.id (default received-orders-feeder)\n"
+		  "  --log-level LEVEL       debug, info, warning or error (default info)\n"
+		  "  --retry-backoff-ms MS   first delay before retrying a failed batch (default 100)\n"
+		  "  --retry-backoff-max-ms MS  cap of the retry delay (default 5000)\n"
+		  "  -X KEY=VALUE            librdkafka property (TLS, SASL, ...); -X list shows them.\n"
+		  "                          Refused: enable.auto.offset.store, enable.auto.commit,\n"
+		  "                          auto.commit.enable, offset.store.method, isolation.level\n"
+		  "                          (pinned by the delivery contract), group.id (--group),\n"
+		  "                          bootstrap.servers, metadata.broker.list (--brokers).\n"
+		  "                          auto.offset.reset defaults to earliest.\n"
+		  "  -F FILE                 read settings from FILE: KEY=VALUE lines, # comments;\n"
+		  "                          KEY is a long option name above (without --) or a\n"
+		  "                          librdkafka property. Command line > file > environment.\n"
+		  "  -h, --help              show this help and exit\n"
+		  "  -V, --version           show the version and exit\n"
+		  "\n"
+		  "Logs: key=value lines on stderr (ts, level, event, ...); passwords are redacted.\n"
+		  "SIGTERM/SIGINT: finish the batch in flight, commit offsets, leave the group,\n"
+		  "exit 0; a second signal exits at once with status 1.\n"
+		  "\n"
+		  "Exit status: 0 clean shutdown, 1 runtime failure, 2 bad arguments,\n"
+		  "3 database configuration or permission error, 4 Kafka configuration or fatal\n"
+		  "error.\n",
+		  out);
+}

@@ -1,0 +1,99 @@
+/*-------------------------------------------------------------------------
+ *
+ * config.h
+ *	  Command line, -F file and environment configuration of the feeder.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FEEDER_CONFIG_H
+#define FEEDER_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "log.h"
+
+/* Where a setting came from; a higher source wins. */
+typedef enum config_source
+{
+	CONFIG_SRC_DEFAULT = 0,
+	CONFIG_SRC_ENV,
+	CONFIG_SRC_FILE,
+	CONFIG_SRC_ARGV
+} config_source;
+
+/* One librdkafka property given with -X or in the -F file. */
+typedef struct config_prop
+{
+	char	   *key;
+	char	   *value;
+	config_source source;
+} config_prop;
+
+typedef enum config_option
+{
+	OPT_NONE = 0,
+	OPT_BROKERS,
+	OPT_TOPIC,
+	OPT_GROUP,
+	OPT_DSN,
+	OPT_BATCH_SIZE,
+	OPT_BATCH_WAIT_MS,
+	OPT_STATS_INTERVAL,
+	OPT_CLIENT_ID,
+	OPT_LOG_LEVEL,
+	OPT_RETRY_BACKOFF_MS,
+	OPT_RETRY_BACKOFF_MAX_MS,
+	OPT_COUNT
+} config_option;
+
+typedef struct feeder_config
+{
+	char	   *brokers;
+	char	  **topics;
+	int			ntopics;
+	char	   *group;
+	char	   *dsn;			/* "" means libpq defaults (PG* variables) */
+	int			batch_size;
+	int			batch_wait_ms;
+	int			stats_interval_s;	/* 0 disables the counters line */
+	char	   *client_id;
+	log_level	log_level;
+	int			retry_backoff_ms;
+	int			retry_backoff_max_ms;
+	config_prop *props;			/* -F file properties first, then -X */
+	int			nprops;
+	char	   *config_file;
+	int			want_help;
+	int			want_version;
+	int			want_list_props;
+	config_source source[OPT_COUNT];
+} feeder_config;
+
+typedef enum config_result
+{
+	CONFIG_OK,					/* run the feeder */
+	CONFIG_EXIT,				/* --help, --version or -X list: exit 0 */
+	CONFIG_ERROR				/* message in err: exit 2 */
+} config_result;
+
+/* Environment variables used as fallbacks. */
+#define CONFIG_ENV_BROKERS	"FEEDER_BROKERS"
+#define CONFIG_ENV_TOPIC	"FEEDER_TOPIC"
+#define CONFIG_ENV_GROUP	"FEEDER_GROUP"
+#define CONFIG_ENV_DSN		"FEEDER_DSN"
+
+#define CONFIG_DEFAULT_GROUP		"received-orders-feeder"
+#define CONFIG_DEFAULT_BATCH_SIZE	500
+#define CONFIG_DEFAULT_BATCH_WAIT	100
+#define CONFIG_DEFAULT_STATS		10
+#define CONFIG_DEFAULT_BACKOFF		100
+#define CONFIG_DEFAULT_BACKOFF_MAX	5000
+
+extern config_result config_parse(feeder_config *cfg, int argc, char **argv,
+								  char *err, size_t errlen);
+extern void config_free(feeder_config *cfg);
+extern const char *config_refused_reason(const char *key);
+extern void config_usage(FILE *out);
+
+#endif							/* FEEDER_CONFIG_H */

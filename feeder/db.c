@@ -1,0 +1,550 @@
+/*-------------------------------------------------------------------------
+ *
+ * db.c
+ *	  PostgreSQL side of the feeder: connection, prepared batch statement,
+ *	  one transaction per batch.
+ *
+ * A batch is BEGIN; EXECUTE of the statement prepared once per connection;
+ * COMMIT.  The five arrays (values, topics, partitions, offsets, keys) are
+ * sent as binary parameters so that raw Kafka bytes, invalid UTF-8
+ * included, reach the function untouched and unescaped.  The batch counts
+ * as committed only when COMMIT answers "COMMIT"; anything else, including
+ * a connection lost before the answer (result unknown), is an error the
+ * caller classifies and retries.  Result rows are handed back only after
+ * the commit, so a retried batch never reports its outcomes twice.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "db.h"
+#include "feeder.h"
+#include "log.h"
+
+#define DB_STMT_NAME "ro_materialize_orders"
+#define DB_STMT_SQL \
+	"SELECT \"position\", order_id, outcome, sqlstate, message " \
+	"FROM received_orders.materialize_orders($1::bytea[], $2::text[], " \
+	"$3::int4[], $4::int8[], $5::bytea[])"
+#define DB_NPARAMS 5
+
+struct db_conn
+{
+	PGconn	   *conn;
+	char	   *dsn;
+	int			prepared;
+	pgarray		arrays[DB_NPARAMS];
+	int		   *db_to_msg;		/* database element -> batch index */
+	db_row	   *rows;
+	int			cap;
+	PGresult   *last;			/* rows point into it */
+	feeder_stats *stats;
+};
+
+/*
+ * db_new
+ *		A disconnected handle; the DSN is kept for reconnections.
+ */
+db_conn *
+db_new(const char *dsn, feeder_stats *stats)
+{
+	db_conn    *db = calloc(1, sizeof(db_conn));
+	int			i;
+
+	if (db == NULL)
+		return NULL;
+	db->dsn = strdup(dsn ? dsn : "");
+	if (db->dsn == NULL)
+	{
+		free(db);
+		return NULL;
+	}
+	for (i = 0; i < DB_NPARAMS; i++)
+		pgarray_init(&db->arrays[i]);
+	db->stats = stats;
+	return db;
+}
+
+/*
+ * db_connected
+ *		True when a connection is open and usable.
+ */
+int
+db_connected(const db_conn *db)
+{
+	return db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK;
+}
+
+/*
+ * db_copy_message
+ *		Copy a libpq message into err, without its trailing newline.
+ */
+static void
+db_copy_message(db_error *err, const char *msg)
+{
+	size_t		n;
+
+	snprintf(err->message, sizeof(err->message), "%s",
+			 msg && *msg ? msg : "unknown error");
+	n = strlen(err->message);
+	while (n > 0 && (err->message[n - 1] == '\n' || err->message[n - 1] == ' '))
+		err->message[--n] = '\0';
+}
+
+/*
+ * db_result_error
+ *		Fill err from a failed result (or from the connection when res is
+ *		NULL) and classify it.  A broken connection is at least transient.
+ */
+static db_error_class
+db_result_error(db_conn *db, const PGresult *res, const char *step, db_error *err)
+{
+	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+
+	err->step = step;
+	snprintf(err->sqlstate, sizeof(err->sqlstate), "%s", sqlstate ? sqlstate : "");
+	if (primary)
+		db_copy_message(err, primary);
+	else if (res && *PQresultErrorMessage(res))
+		db_copy_message(err, PQresultErrorMessage(res));
+	else
+		db_copy_message(err, PQerrorMessage(db->conn));
+	err->cls = db_classify_sqlstate(sqlstate);
+	if (err->cls == DB_ERR_OTHER && PQstatus(db->conn) != CONNECTION_OK)
+		err->cls = DB_ERR_TRANSIENT;
+	return err->cls;
+}
+
+/*
+ * db_notice_processor
+ *		Route server notices (the WARNING of a conflict, say) into the log
+ *		at debug level: the feeder reports conflicts itself from the result
+ *		rows, with their Kafka coordinates.
+ */
+static void
+db_notice_processor(void *arg, const char *message)
+{
+	char		buf[1024];
+	size_t		n;
+
+	(void) arg;
+	snprintf(buf, sizeof(buf), "%s", message);
+	n = strlen(buf);
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	log_simple(LOG_DEBUG, "db_notice", buf);
+}
+
+/*
+ * db_disconnect
+ *		Close the connection; the next batch reconnects.
+ */
+void
+db_disconnect(db_conn *db)
+{
+	if (db->last)
+	{
+		PQclear(db->last);
+		db->last = NULL;
+	}
+	if (db->conn)
+	{
+		PQfinish(db->conn);
+		db->conn = NULL;
+	}
+	db->prepared = 0;
+}
+
+/*
+ * db_connect
+ *		(Re)connect and prepare the batch statement.  The DSN is expanded by
+ *		libpq (conninfo or URI); PG* variables and .pgpass fill the rest as
+ *		in psql.  fallback_application_name names us in pg_stat_activity,
+ *		and connect_timeout defaults to 10 s (unless PGCONNECT_TIMEOUT or
+ *		the DSN says otherwise) so a dead host cannot hang the loop.
+ */
+db_error_class
+db_connect(db_conn *db, db_error *err)
+{
+	const char *keywords[4];
+	const char *values[4];
+	int			n = 0;
+	PGresult   *res;
+	const Oid	types[DB_NPARAMS] = {
+		PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID, PGARRAY_INT4ARRAYOID,
+		PGARRAY_INT8ARRAYOID, PGARRAY_BYTEAARRAYOID
+	};
+
+	memset(err, 0, sizeof(*err));
+	db_disconnect(db);
+
+	keywords[n] = "fallback_application_name";
+	values[n++] = FEEDER_NAME;
+	if (getenv("PGCONNECT_TIMEOUT") == NULL)
+	{
+		keywords[n] = "connect_timeout";
+		values[n++] = "10";
+	}
+	if (db->dsn[0] != '\0')
+	{
+		keywords[n] = "dbname";
+		values[n++] = db->dsn;
+	}
+	keywords[n] = NULL;
+	values[n] = NULL;
+
+	db->conn = PQconnectdbParams(keywords, values, 1);
+	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK)
+	{
+		const char *sqlstate;
+
+		err->step = "connect";
+		db_copy_message(err, db->conn ? PQerrorMessage(db->conn) : "out of memory");
+		sqlstate = db_classify_connect_failure(err->message);
+		snprintf(err->sqlstate, sizeof(err->sqlstate), "%s", sqlstate ? sqlstate : "");
+		err->cls = sqlstate ? DB_ERR_FATAL : DB_ERR_TRANSIENT;
+		db_disconnect(db);
+		return err->cls;
+	}
+	PQsetNoticeProcessor(db->conn, db_notice_processor, NULL);
+
+	res = PQprepare(db->conn, DB_STMT_NAME, DB_STMT_SQL, DB_NPARAMS, types);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		db_result_error(db, res, "prepare", err);
+		PQclear(res);
+		db_disconnect(db);
+		return err->cls;
+	}
+	PQclear(res);
+	db->prepared = 1;
+	db->stats->db_connects++;
+
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_INFO, "db_connected");
+		log_kv_str(&line, "host", PQhost(db->conn));
+		log_kv_str(&line, "port", PQport(db->conn));
+		log_kv_str(&line, "dbname", PQdb(db->conn));
+		log_kv_str(&line, "user", PQuser(db->conn));
+		log_kv_int(&line, "server_version", PQserverVersion(db->conn));
+		log_end(&line);
+	}
+	return DB_ERR_NONE;
+}
+
+/*
+ * db_rollback
+ *		Leave a failed transaction: ROLLBACK when the connection is still
+ *		usable and inside a transaction, else drop the connection so that
+ *		the retry starts from a clean one.
+ */
+static void
+db_rollback(db_conn *db)
+{
+	PGTransactionStatusType ts;
+	PGresult   *res;
+
+	if (!db_connected(db))
+	{
+		db_disconnect(db);
+		return;
+	}
+	ts = PQtransactionStatus(db->conn);
+	if (ts == PQTRANS_IDLE)
+		return;
+	if (ts != PQTRANS_INTRANS && ts != PQTRANS_INERROR)
+	{
+		db_disconnect(db);
+		return;
+	}
+	res = PQexec(db->conn, "ROLLBACK");
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		db_disconnect(db);
+	PQclear(res);
+}
+
+/*
+ * db_reserve
+ *		Grow the per-batch arrays to hold n elements.
+ */
+static int
+db_reserve(db_conn *db, int n)
+{
+	int		   *map;
+	db_row	   *rows;
+
+	if (n <= db->cap)
+		return 0;
+	map = realloc(db->db_to_msg, sizeof(int) * (size_t) n);
+	if (map == NULL)
+		return -1;
+	db->db_to_msg = map;
+	rows = realloc(db->rows, sizeof(db_row) * (size_t) n);
+	if (rows == NULL)
+		return -1;
+	db->rows = rows;
+	db->cap = n;
+	return 0;
+}
+
+/*
+ * db_build_params
+ *		Encode the batch's non-tombstone messages into the five binary
+ *		arrays and remember which message each element came from.
+ */
+static int
+db_build_params(db_conn *db, const batch *b)
+{
+	pgarray    *a = db->arrays;
+	int			i,
+				n = 0;
+
+	pgarray_begin(&a[0], PGARRAY_BYTEAOID);
+	pgarray_begin(&a[1], PGARRAY_TEXTOID);
+	pgarray_begin(&a[2], PGARRAY_INT4OID);
+	pgarray_begin(&a[3], PGARRAY_INT8OID);
+	pgarray_begin(&a[4], PGARRAY_BYTEAOID);
+	for (i = 0; i < b->count; i++)
+	{
+		const batch_msg *m = &b->msgs[i];
+
+		if (m->value == NULL)
+			continue;			/* tombstone: acknowledged, not sent */
+		db->db_to_msg[n++] = i;
+		pgarray_add_bytes(&a[0], m->value, m->value_len);
+		pgarray_add_bytes(&a[1], m->topic, strlen(m->topic));
+		pgarray_add_int4(&a[2], m->partition);
+		pgarray_add_int8(&a[3], m->offset);
+		if (m->key)
+			pgarray_add_bytes(&a[4], m->key, m->key_len);
+		else
+			pgarray_add_null(&a[4]);
+	}
+	for (i = 0; i < DB_NPARAMS; i++)
+		if (pgarray_finish(&a[i]) != 0)
+			return -1;
+	return n;
+}
+
+/*
+ * db_parse_outcome
+ *		Map the outcome enum label to its value; -1 if unknown.
+ */
+static int
+db_parse_outcome(const char *s, db_outcome *o)
+{
+	if (strcmp(s, "inserted") == 0)
+		*o = DB_OUTCOME_INSERTED;
+	else if (strcmp(s, "duplicate") == 0)
+		*o = DB_OUTCOME_DUPLICATE;
+	else if (strcmp(s, "conflict") == 0)
+		*o = DB_OUTCOME_CONFLICT;
+	else if (strcmp(s, "rejected") == 0)
+		*o = DB_OUTCOME_REJECTED;
+	else
+		return -1;
+	return 0;
+}
+
+/*
+ * db_parse_rows
+ *		Check the result has one row per element with a valid position and
+ *		outcome, and map each to its batch message.  A malformed result
+ *		means the extension does not match: the batch is not committed.
+ */
+static int
+db_parse_rows(db_conn *db, const PGresult *res, int nelems, db_error *err)
+{
+	int			i;
+
+	if (PQnfields(res) != 5 || PQntuples(res) != nelems)
+	{
+		snprintf(err->message, sizeof(err->message),
+				 "materialize_orders returned %d rows of %d columns for %d elements",
+				 PQntuples(res), PQnfields(res), nelems);
+		return -1;
+	}
+	for (i = 0; i < nelems; i++)
+	{
+		int			pos = atoi(PQgetvalue(res, i, 0));
+		db_row	   *row = &db->rows[i];
+
+		if (pos < 1 || pos > nelems || PQgetisnull(res, i, 2) ||
+			db_parse_outcome(PQgetvalue(res, i, 2), &row->outcome) != 0)
+		{
+			snprintf(err->message, sizeof(err->message),
+					 "materialize_orders returned an unexpected row %d (position \"%s\", outcome \"%s\")",
+					 i + 1, PQgetvalue(res, i, 0), PQgetvalue(res, i, 2));
+			return -1;
+		}
+		row->msg_index = db->db_to_msg[pos - 1];
+		row->order_id = PQgetisnull(res, i, 1) ? NULL : PQgetvalue(res, i, 1);
+		row->sqlstate = PQgetisnull(res, i, 3) ? NULL : PQgetvalue(res, i, 3);
+		row->message = PQgetisnull(res, i, 4) ? NULL : PQgetvalue(res, i, 4);
+	}
+	return 0;
+}
+
+/*
+ * db_run_batch
+ *		Materialize a batch in one transaction.  On DB_ERR_NONE the
+ *		transaction committed and *rows holds one row per database element
+ *		(tombstones have none), valid until the next call.  On error the
+ *		transaction was rolled back or the connection dropped, nothing of
+ *		the batch may be acknowledged, and err says why.
+ */
+db_error_class
+db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *err)
+{
+	const char *params[DB_NPARAMS];
+	int			lengths[DB_NPARAMS];
+	const int	formats[DB_NPARAMS] = {1, 1, 1, 1, 1};
+	PGresult   *res;
+	PGresult   *commit;
+	int			n,
+				i;
+
+	memset(err, 0, sizeof(*err));
+	*rows = NULL;
+	*nrows = 0;
+	if (db->last)
+	{
+		PQclear(db->last);
+		db->last = NULL;
+	}
+	if (batch_db_count(b) == 0)
+		return DB_ERR_NONE;
+
+	if (!db_connected(db) || !db->prepared)
+	{
+		db_error_class cls = db_connect(db, err);
+
+		if (cls != DB_ERR_NONE)
+			return cls;
+	}
+
+	if (db_reserve(db, b->count) != 0 || (n = db_build_params(db, b)) < 0)
+	{
+		err->cls = DB_ERR_TRANSIENT;
+		err->step = "encode";
+		db_copy_message(err, "out of memory while encoding the batch");
+		return err->cls;
+	}
+	for (i = 0; i < DB_NPARAMS; i++)
+	{
+		params[i] = db->arrays[i].data;
+		lengths[i] = (int) db->arrays[i].len;
+	}
+
+	res = PQexec(db->conn, "BEGIN");
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		db_result_error(db, res, "begin", err);
+		PQclear(res);
+		db_rollback(db);
+		return err->cls;
+	}
+	PQclear(res);
+
+	res = PQexecPrepared(db->conn, DB_STMT_NAME, DB_NPARAMS, params, lengths,
+						 formats, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		db_result_error(db, res, "execute", err);
+		PQclear(res);
+		db_rollback(db);
+		return err->cls;
+	}
+	if (db_parse_rows(db, res, n, err) != 0)
+	{
+		err->cls = DB_ERR_OTHER;
+		err->step = "execute";
+		PQclear(res);
+		db_rollback(db);
+		return err->cls;
+	}
+
+	commit = PQexec(db->conn, "COMMIT");
+	if (PQresultStatus(commit) != PGRES_COMMAND_OK ||
+		strcmp(PQcmdStatus(commit), "COMMIT") != 0)
+	{
+		if (PQresultStatus(commit) == PGRES_COMMAND_OK)
+		{
+			/* the server answered ROLLBACK: the transaction had failed */
+			err->step = "commit";
+			err->cls = DB_ERR_OTHER;
+			db_copy_message(err, "COMMIT answered ROLLBACK: the transaction was aborted");
+		}
+		else
+		{
+			db_result_error(db, commit, "commit", err);
+			if (err->sqlstate[0] == '\0')
+			{
+				/* connection lost: the commit may or may not have happened */
+				char		msg[sizeof(err->message) + 32];
+
+				snprintf(msg, sizeof(msg), "result of COMMIT unknown: %s", err->message);
+				db_copy_message(err, msg);
+				err->cls = DB_ERR_TRANSIENT;
+			}
+		}
+		PQclear(commit);
+		PQclear(res);
+		db_rollback(db);
+		return err->cls;
+	}
+	PQclear(commit);
+
+	db->last = res;
+	*rows = db->rows;
+	*nrows = n;
+	return DB_ERR_NONE;
+}
+
+/*
+ * db_free
+ *		Close and release everything.
+ */
+void
+db_free(db_conn *db)
+{
+	int			i;
+
+	if (db == NULL)
+		return;
+	db_disconnect(db);
+	for (i = 0; i < DB_NPARAMS; i++)
+		pgarray_free(&db->arrays[i]);
+	free(db->db_to_msg);
+	free(db->rows);
+	free(db->dsn);
+	free(db);
+}
+
+/*
+ * db_outcome_name
+ *		The enum label, for logs.
+ */
+const char *
+db_outcome_name(db_outcome o)
+{
+	switch (o)
+	{
+		case DB_OUTCOME_INSERTED:
+			return "inserted";
+		case DB_OUTCOME_DUPLICATE:
+			return "duplicate";
+		case DB_OUTCOME_CONFLICT:
+			return "conflict";
+		case DB_OUTCOME_REJECTED:
+			return "rejected";
+	}
+	return "unknown";
+}

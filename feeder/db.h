@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ *
+ * db.h
+ *	  PostgreSQL side of the feeder: connection, prepared batch statement,
+ *	  one transaction per batch.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FEEDER_DB_H
+#define FEEDER_DB_H
+
+#include <stdint.h>
+
+#include "batch.h"
+#include "db_errors.h"
+#include "pgarray.h"
+#include "stats.h"
+
+typedef enum db_outcome
+{
+	DB_OUTCOME_INSERTED,
+	DB_OUTCOME_DUPLICATE,
+	DB_OUTCOME_CONFLICT,
+	DB_OUTCOME_REJECTED
+} db_outcome;
+
+/* One result row of materialize_orders, mapped back to its message. */
+typedef struct db_row
+{
+	int			msg_index;		/* index in the batch's msgs[] */
+	db_outcome	outcome;
+	const char *order_id;		/* may be NULL; valid until next run */
+	const char *sqlstate;		/* NULL for inserted/duplicate */
+	const char *message;
+} db_row;
+
+typedef struct db_error
+{
+	db_error_class cls;
+	char		sqlstate[6];	/* "" when none */
+	char		message[1024];
+	const char *step;			/* connect, prepare, begin, execute, commit */
+} db_error;
+
+typedef struct db_conn db_conn;
+
+extern db_conn *db_new(const char *dsn, feeder_stats *stats);
+extern int	db_connected(const db_conn *db);
+extern db_error_class db_connect(db_conn *db, db_error *err);
+extern db_error_class db_run_batch(db_conn *db, const batch *b,
+								   db_row **rows, int *nrows, db_error *err);
+extern void db_disconnect(db_conn *db);
+extern void db_free(db_conn *db);
+extern const char *db_outcome_name(db_outcome o);
+
+#endif							/* FEEDER_DB_H */

@@ -1,0 +1,155 @@
+/*-------------------------------------------------------------------------
+ *
+ * db_errors.c
+ *	  Classification of PostgreSQL errors into retry / exit / other.
+ *
+ * Transient (the same batch is retried, reconnecting as needed): no
+ * SQLSTATE at all (the connection broke, or the result of COMMIT is
+ * unknown), class 08 (connection exception), 40001 serialization failure,
+ * 40P01 deadlock, class 53 (insufficient resources), 55P03 lock not
+ * available, 57014 query canceled, 57P01..57P05 (shutdown, crash, cannot
+ * connect now, database dropped, idle session timeout), 25006 read-only
+ * transaction (we reached a standby; a reconnect may reach the primary).
+ *
+ * Fatal, exit 3 with a hint: class 28 (authorization), 3D000 (database
+ * does not exist), 3F000 (schema missing: extension not installed), class
+ * 42 (42501 insufficient privilege, 42883 function missing or of another
+ * signature, and the rest of the class: the extension does not match).
+ *
+ * Anything else is "other": unexpected for a function that isolates
+ * element errors itself, so logged as an error and retried with the same
+ * backoff; never acknowledged.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "db_errors.h"
+
+/*
+ * db_classify_sqlstate
+ *		Class of an error from its SQLSTATE; NULL or "" (no SQLSTATE: the
+ *		failure happened on the client or the connection) is transient.
+ */
+db_error_class
+db_classify_sqlstate(const char *s)
+{
+	if (s == NULL || s[0] == '\0')
+		return DB_ERR_TRANSIENT;
+	if (strlen(s) != 5)
+		return DB_ERR_OTHER;
+
+	if (strncmp(s, "08", 2) == 0 ||
+		strcmp(s, "40001") == 0 ||
+		strcmp(s, "40P01") == 0 ||
+		strncmp(s, "53", 2) == 0 ||
+		strcmp(s, "55P03") == 0 ||
+		strcmp(s, "57014") == 0 ||
+		strncmp(s, "57P0", 4) == 0 ||
+		strcmp(s, "25006") == 0)
+		return DB_ERR_TRANSIENT;
+
+	if (strncmp(s, "28", 2) == 0 ||
+		strcmp(s, "3D000") == 0 ||
+		strcmp(s, "3F000") == 0 ||
+		strncmp(s, "42", 2) == 0)
+		return DB_ERR_FATAL;
+
+	return DB_ERR_OTHER;
+}
+
+/*
+ * db_classify_connect_failure
+ *		libpq reports a failed connection attempt by message only, without
+ *		the server's SQLSTATE.  Return the SQLSTATE a message stands for
+ *		when it is a configuration problem that retrying will not fix
+ *		(authentication, unknown role or database, CONNECT privilege, bad
+ *		options), or NULL when it is worth retrying (refused, unreachable,
+ *		starting up, shutting down, too many clients, timeouts, anything
+ *		unknown).  The texts are PostgreSQL's and libpq's English messages;
+ *		the feeder never calls setlocale, so libpq's own are English.
+ */
+const char *
+db_classify_connect_failure(const char *message)
+{
+	static const struct
+	{
+		const char *pattern;
+		const char *sqlstate;
+	}			fatal[] = {
+		{"password authentication failed", "28P01"},
+		{"no password supplied", "28P01"},
+		{"authentication failed", "28000"},
+		{"no pg_hba.conf entry", "28000"},
+		{"is not permitted to log in", "28000"},
+		{"pg_hba.conf rejects connection", "28000"},
+		{"role \"", "28000"},	/* role "x" does not exist */
+		{"database \"", "3D000"},	/* database "x" does not exist */
+		{"permission denied for database", "42501"},
+		{"invalid connection option", "08P01"},
+		{"invalid URI", "08P01"},
+		{"invalid sslmode", "08P01"},
+		{"invalid integer value", "08P01"},
+	};
+	size_t		i;
+
+	if (message == NULL)
+		return NULL;
+	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+	{
+		if (strstr(message, fatal[i].pattern) == NULL)
+			continue;
+		/* role/database patterns only count with "does not exist" */
+		if ((strcmp(fatal[i].pattern, "role \"") == 0 ||
+			 strcmp(fatal[i].pattern, "database \"") == 0) &&
+			strstr(message, "does not exist") == NULL)
+			continue;
+		return fatal[i].sqlstate;
+	}
+	return NULL;
+}
+
+/*
+ * db_fatal_hint
+ *		What the operator has to fix for a fatal SQLSTATE.
+ */
+const char *
+db_fatal_hint(const char *s)
+{
+	if (s == NULL)
+		return "check the database connection settings";
+	if (strcmp(s, "08P01") == 0)
+		return "fix the connection string given with --dsn or FEEDER_DSN";
+	if (strncmp(s, "28", 2) == 0)
+		return "check the user and password (--dsn, PGUSER, PGPASSWORD, ~/.pgpass) and pg_hba.conf";
+	if (strcmp(s, "3D000") == 0)
+		return "check the database name in --dsn or PGDATABASE";
+	if (strcmp(s, "3F000") == 0 || strcmp(s, "42883") == 0)
+		return "install the extension in this database as a superuser: CREATE EXTENSION received_orders (or update it to this feeder's version)";
+	if (strcmp(s, "42501") == 0)
+		return "GRANT USAGE ON SCHEMA received_orders and EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) to the feeder's role (and CONNECT on the database)";
+	if (strncmp(s, "42", 2) == 0)
+		return "the received_orders extension in this database does not match this feeder's version";
+	return "check the database configuration";
+}
+
+/*
+ * db_error_class_name
+ *		The class= field of log lines.
+ */
+const char *
+db_error_class_name(db_error_class cls)
+{
+	switch (cls)
+	{
+		case DB_ERR_NONE:
+			return "none";
+		case DB_ERR_TRANSIENT:
+			return "transient";
+		case DB_ERR_FATAL:
+			return "fatal";
+		case DB_ERR_OTHER:
+			return "other";
+	}
+	return "unknown";
+}

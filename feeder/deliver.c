@@ -1,0 +1,216 @@
+/*-------------------------------------------------------------------------
+ *
+ * deliver.c
+ *	  Delivering one batch: the database transaction, retries with backoff
+ *	  while the partitions are paused, the per-message results, and the
+ *	  acknowledgement (offset store) after the commit.
+ *
+ * The order is the delivery contract: COMMIT returns "COMMIT", then the
+ * outcomes are counted and logged, then the offsets are stored.  On a
+ * transient or unexpected error nothing is acknowledged: the partitions
+ * are paused (polling goes on, so the group keeps us), the same batch is
+ * retried after a capped, jittered exponential backoff, reconnecting as
+ * needed.  A signal during that wait abandons the batch unacknowledged;
+ * a configuration or permission error ends the feeder with exit 3.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#include "feeder.h"
+#include "log.h"
+
+/*
+ * deliver_log_fatal
+ *		The line that explains a configuration or permission error before
+ *		exit 3: what failed and what to fix.
+ */
+void
+deliver_log_fatal(const db_error *err)
+{
+	log_line	line;
+
+	log_begin(&line, LOG_FATAL, "database_config_error");
+	log_kv_str(&line, "step", err->step ? err->step : "");
+	if (err->sqlstate[0])
+		log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_str(&line, "error", err->message);
+	log_kv_str(&line, "hint", db_fatal_hint(err->sqlstate[0] ? err->sqlstate : NULL));
+	log_end(&line);
+}
+
+/*
+ * deliver_log_retry
+ *		One line per failed attempt that will be retried.
+ */
+static void
+deliver_log_retry(const feeder_app *app, const db_error *err, int attempt, int delay)
+{
+	log_line	line;
+	const batch_msg *first = &app->batch.msgs[0];
+
+	log_begin(&line, err->cls == DB_ERR_OTHER ? LOG_ERROR : LOG_WARNING, "batch_failed");
+	log_kv_str(&line, "class", db_error_class_name(err->cls));
+	log_kv_str(&line, "step", err->step ? err->step : "");
+	if (err->sqlstate[0])
+		log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_str(&line, "error", err->message);
+	log_kv_int(&line, "messages", app->batch.count);
+	log_kv_fmt(&line, "first", "%s [%d] @%lld", first->topic, (int) first->partition,
+			   (long long) first->offset);
+	log_kv_int(&line, "attempt", attempt + 1);
+	if (delay >= 0)
+		log_kv_int(&line, "retry_in_ms", delay);
+	log_end(&line);
+}
+
+/*
+ * deliver_report
+ *		Count the outcomes of a committed batch and log each rejected or
+ *		conflicting message with its Kafka coordinates (the function has
+ *		already quarantined it in the same transaction).
+ */
+static void
+deliver_report(feeder_app *app, const db_row *rows, int nrows)
+{
+	const batch *b = &app->batch;
+	uint64_t	counts[4] = {0, 0, 0, 0};
+	int			i;
+
+	for (i = 0; i < nrows; i++)
+	{
+		const db_row *row = &rows[i];
+		const batch_msg *m = &b->msgs[row->msg_index];
+		log_line	line;
+
+		counts[row->outcome]++;
+		if (row->outcome != DB_OUTCOME_REJECTED && row->outcome != DB_OUTCOME_CONFLICT)
+			continue;
+		log_begin(&line, LOG_WARNING, db_outcome_name(row->outcome));
+		log_kv_fmt(&line, "at", "%s [%d] @%lld", m->topic, (int) m->partition,
+				   (long long) m->offset);
+		log_kv_str(&line, "topic", m->topic);
+		log_kv_int(&line, "partition", m->partition);
+		log_kv_int(&line, "offset", m->offset);
+		if (row->order_id)
+			log_kv_str(&line, "order_id", row->order_id);
+		log_kv_str(&line, "sqlstate", row->sqlstate ? row->sqlstate : "");
+		log_kv_str(&line, "reason", row->message ? row->message : "");
+		log_kv_str(&line, "quarantined", "true");
+		log_end(&line);
+	}
+	app->stats.inserted += counts[DB_OUTCOME_INSERTED];
+	app->stats.duplicate += counts[DB_OUTCOME_DUPLICATE];
+	app->stats.conflict += counts[DB_OUTCOME_CONFLICT];
+	app->stats.rejected += counts[DB_OUTCOME_REJECTED];
+	app->stats.tombstones += (uint64_t) b->ntombstones;
+
+	if (log_get_level() <= LOG_DEBUG)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_DEBUG, "batch_committed");
+		log_kv_int(&line, "messages", b->count);
+		log_kv_uint(&line, "inserted", counts[DB_OUTCOME_INSERTED]);
+		log_kv_uint(&line, "duplicate", counts[DB_OUTCOME_DUPLICATE]);
+		log_kv_uint(&line, "conflict", counts[DB_OUTCOME_CONFLICT]);
+		log_kv_uint(&line, "rejected", counts[DB_OUTCOME_REJECTED]);
+		log_kv_int(&line, "tombstones", b->ntombstones);
+		log_end(&line);
+	}
+}
+
+/*
+ * deliver_batch
+ *		Run app->batch through the database until it commits, then
+ *		acknowledge it.  See the file header for the error paths.  The
+ *		caller releases the batch's messages afterwards in every case.
+ */
+deliver_result
+deliver_batch(feeder_app *app)
+{
+	deliver_result result;
+	int			attempt = 0;
+	int64_t		failing_since = 0;
+
+	for (;;)
+	{
+		db_row	   *rows;
+		int			nrows;
+		db_error	err;
+		db_error_class cls;
+		int			delay;
+
+		if (app->batch.count == 0)
+		{
+			result = DELIVER_DROPPED;
+			break;
+		}
+
+		cls = db_run_batch(app->db, &app->batch, &rows, &nrows, &err);
+		if (cls == DB_ERR_NONE)
+		{
+			deliver_report(app, rows, nrows);
+			kafka_store_offsets(app->kc, &app->batch);
+			app->stats.batches++;
+			if (attempt > 0)
+			{
+				log_line	line;
+
+				log_begin(&line, LOG_INFO, "batch_recovered");
+				log_kv_int(&line, "attempts", attempt + 1);
+				log_kv_int(&line, "failing_ms", loop_now_ms() - failing_since);
+				log_kv_int(&line, "messages", app->batch.count);
+				log_end(&line);
+			}
+			result = DELIVER_OK;
+			break;
+		}
+		if (cls == DB_ERR_FATAL)
+		{
+			deliver_log_fatal(&err);
+			result = DELIVER_DB_FATAL;
+			break;
+		}
+
+		if (attempt == 0)
+			failing_since = loop_now_ms();
+		if (feeder_stop)
+		{
+			deliver_log_retry(app, &err, attempt, -1);
+			result = DELIVER_ABANDONED;
+			break;
+		}
+		app->stats.retries++;
+		delay = backoff_delay_ms(&app->backoff, attempt, backoff_random());
+		deliver_log_retry(app, &err, attempt, delay);
+		attempt++;
+		kafka_pause(app->kc);
+		loop_wait(app, delay);
+		if (kafka_fatal(app->kc))
+		{
+			result = DELIVER_KAFKA_FATAL;
+			break;
+		}
+		if (feeder_stop)
+		{
+			result = DELIVER_ABANDONED;
+			break;
+		}
+	}
+
+	if (result == DELIVER_ABANDONED)
+	{
+		log_line	line;
+
+		app->stats.abandoned++;
+		log_begin(&line, LOG_WARNING, "batch_abandoned");
+		log_kv_int(&line, "messages", app->batch.count);
+		log_kv_str(&line, "reason", "shutdown while the database was failing; nothing acknowledged");
+		log_end(&line);
+	}
+	kafka_resume(app->kc);
+	return result;
+}

@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * feeder.h
+ *	  Program-wide constants of received-orders-feeder: name, version and
+ *	  exit codes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FEEDER_H
+#define FEEDER_H
+
+#define FEEDER_NAME		"received-orders-feeder"
+#define FEEDER_VERSION	"1.0.0"
+
+/* Exit codes, documented in docs/feeder.md and --help. */
+#define FEEDER_EXIT_OK			0	/* clean shutdown */
+#define FEEDER_EXIT_RUNTIME		1	/* unexpected runtime failure, second signal */
+#define FEEDER_EXIT_USAGE		2	/* bad command line, file or environment */
+#define FEEDER_EXIT_DATABASE	3	/* database configuration or permission */
+#define FEEDER_EXIT_KAFKA		4	/* Kafka client configuration or fatal error */
+
+#endif							/* FEEDER_H */

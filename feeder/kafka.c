@@ -1,0 +1,787 @@
+/*-------------------------------------------------------------------------
+ *
+ * kafka.c
+ *	  Kafka side of the feeder: consumer, rebalance callback, pause and
+ *	  resume, offset store and commit.
+ *
+ * Offsets: enable.auto.offset.store is pinned to false, so librdkafka
+ * stores nothing by itself; kafka_store_offsets() stores offset+1 of the
+ * last message of each partition of a batch, called only after the batch's
+ * database transaction committed.  enable.auto.commit stays true: the
+ * background commit only ever sends stored offsets.  On revoke and at
+ * shutdown the stored offsets are committed synchronously.
+ *
+ * Assignment generations: every partition the group gives us gets a slot
+ * whose generation changes at each assignment.  A message remembers the
+ * generation it was consumed in; if its partition was revoked since (even
+ * if assigned back), its offset is not stored, because the partition's
+ * committed position was settled at the revoke and may belong to another
+ * member by now.  The rebalance callback runs only inside
+ * rd_kafka_consumer_poll(), which the feeder never calls while a
+ * transaction is open, so a revoke can never slip between a COMMIT and
+ * the offset store that follows it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feeder.h"
+#include "kafka.h"
+#include "log.h"
+
+typedef struct kafka_slot
+{
+	char	   *topic;
+	int32_t		partition;
+	int			assigned;
+	uint64_t	generation;
+	int64_t		acked;			/* last stored offset (next to read), -1 */
+	int64_t		first_seen;		/* first offset consumed this generation */
+	int64_t		store_to;		/* scratch for kafka_store_offsets */
+} kafka_slot;
+
+struct kafka_consumer
+{
+	rd_kafka_t *rk;
+	kafka_slot *slots;
+	int			nslots;
+	uint64_t	generation;
+	int			paused;			/* feeder holds the assignment paused */
+	int			rebalanced;		/* assignment changed since last check */
+	int			fatal;			/* librdkafka raised a fatal error */
+	feeder_stats *stats;
+};
+
+/*
+ * kafka_slot_find
+ *		The slot of (topic, partition), created unassigned if missing; -1
+ *		on out of memory.  Slots are never removed, so an index stays valid
+ *		for the life of the consumer.
+ */
+static int
+kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition)
+{
+	kafka_slot *slots;
+	int			i;
+
+	for (i = 0; i < kc->nslots; i++)
+		if (kc->slots[i].partition == partition &&
+			strcmp(kc->slots[i].topic, topic) == 0)
+			return i;
+	slots = realloc(kc->slots, sizeof(kafka_slot) * (size_t) (kc->nslots + 1));
+	if (slots == NULL)
+		return -1;
+	kc->slots = slots;
+	memset(&slots[kc->nslots], 0, sizeof(kafka_slot));
+	slots[kc->nslots].topic = strdup(topic);
+	if (slots[kc->nslots].topic == NULL)
+		return -1;
+	slots[kc->nslots].partition = partition;
+	slots[kc->nslots].acked = -1;
+	slots[kc->nslots].first_seen = -1;
+	slots[kc->nslots].store_to = -1;
+	return kc->nslots++;
+}
+
+/*
+ * kafka_format_partitions
+ *		"topic [p], topic [p]" for a partition list, for logs.
+ */
+static void
+kafka_format_partitions(const rd_kafka_topic_partition_list_t *parts,
+						char *buf, size_t len)
+{
+	size_t		off = 0;
+	int			i;
+
+	buf[0] = '\0';
+	for (i = 0; parts && i < parts->cnt && off < len; i++)
+	{
+		int			n = snprintf(buf + off, len - off, "%s%s [%d]",
+								 i ? ", " : "", parts->elems[i].topic,
+								 (int) parts->elems[i].partition);
+
+		if (n < 0)
+			break;
+		off += (size_t) n;
+	}
+}
+
+/*
+ * kafka_log_partitions
+ *		One line for an assignment change.
+ */
+static void
+kafka_log_partitions(const char *event, const char *protocol,
+					 const rd_kafka_topic_partition_list_t *parts, int lost)
+{
+	char		list[3000];
+	log_line	line;
+
+	kafka_format_partitions(parts, list, sizeof(list));
+	log_begin(&line, LOG_INFO, event);
+	log_kv_str(&line, "protocol", protocol);
+	log_kv_int(&line, "count", parts ? parts->cnt : 0);
+	if (lost)
+		log_kv_str(&line, "lost", "true");
+	log_kv_str(&line, "partitions", list);
+	log_end(&line);
+}
+
+/*
+ * kafka_rebalance_cb
+ *		Assignment changes, for both protocols.  EAGER hands the whole
+ *		assignment over each time (assign / assign(NULL)); COOPERATIVE hands
+ *		only the difference (incremental_assign / incremental_unassign).
+ *		Before partitions go, their stored offsets (of committed batches
+ *		only) are committed synchronously, unless the assignment was lost,
+ *		in which case another member may already own them and a commit
+ *		would fail anyway.  Partitions assigned while the feeder is paused
+ *		for a database outage are paused at once.
+ */
+static void
+kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+				   rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+	kafka_consumer *kc = opaque;
+	const char *protocol = rd_kafka_rebalance_protocol(rk);
+	int			cooperative = protocol && strcmp(protocol, "COOPERATIVE") == 0;
+	rd_kafka_error_t *error = NULL;
+	rd_kafka_resp_err_t ret = RD_KAFKA_RESP_ERR_NO_ERROR;
+	int			i;
+
+	kc->rebalanced = 1;
+	switch (err)
+	{
+		case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+			kafka_log_partitions("partitions_assigned", protocol ? protocol : "NONE",
+								 parts, 0);
+			kc->generation++;
+			for (i = 0; i < parts->cnt; i++)
+			{
+				int			s = kafka_slot_find(kc, parts->elems[i].topic,
+												parts->elems[i].partition);
+
+				if (s < 0)
+					continue;
+				kc->slots[s].assigned = 1;
+				kc->slots[s].generation = kc->generation;
+				kc->slots[s].acked = -1;
+				kc->slots[s].first_seen = -1;
+			}
+			if (cooperative)
+				error = rd_kafka_incremental_assign(rk, parts);
+			else
+				ret = rd_kafka_assign(rk, parts);
+			if (kc->paused && parts->cnt > 0)
+				rd_kafka_pause_partitions(rk, parts);
+			break;
+
+		case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+			{
+				int			lost = rd_kafka_assignment_lost(rk);
+
+				kafka_log_partitions("partitions_revoked", protocol ? protocol : "NONE",
+									 parts, lost);
+				if (!lost)
+					kafka_commit_sync(kc, "revoke");
+				for (i = 0; i < parts->cnt; i++)
+				{
+					int			s = kafka_slot_find(kc, parts->elems[i].topic,
+													parts->elems[i].partition);
+
+					if (s >= 0)
+						kc->slots[s].assigned = 0;
+				}
+				if (cooperative)
+					error = rd_kafka_incremental_unassign(rk, parts);
+				else
+					ret = rd_kafka_assign(rk, NULL);
+			}
+			break;
+
+		default:
+			{
+				log_line	line;
+
+				log_begin(&line, LOG_ERROR, "rebalance_failed");
+				log_kv_str(&line, "error", rd_kafka_err2str(err));
+				log_end(&line);
+				for (i = 0; i < kc->nslots; i++)
+					kc->slots[i].assigned = 0;
+				rd_kafka_assign(rk, NULL);
+			}
+			break;
+	}
+
+	if (error || ret)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_ERROR, "assign_failed");
+		log_kv_str(&line, "error", error ? rd_kafka_error_string(error)
+				   : rd_kafka_err2str(ret));
+		log_end(&line);
+		if (error)
+			rd_kafka_error_destroy(error);
+	}
+}
+
+/*
+ * kafka_error_cb
+ *		Client-level errors (brokers down, authentication, ...).  librdkafka
+ *		recovers from all but fatal ones by itself; a fatal one ends the
+ *		feeder with exit code 4.
+ */
+static void
+kafka_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	kafka_consumer *kc = opaque;
+	log_line	line;
+
+	if (err == RD_KAFKA_RESP_ERR__FATAL)
+	{
+		char		buf[512];
+		rd_kafka_resp_err_t orig = rd_kafka_fatal_error(rk, buf, sizeof(buf));
+
+		kc->fatal = 1;
+		log_begin(&line, LOG_FATAL, "kafka_fatal_error");
+		log_kv_str(&line, "error", rd_kafka_err2name(orig));
+		log_kv_str(&line, "reason", buf);
+		log_end(&line);
+		return;
+	}
+	kc->stats->kafka_errors++;
+	log_begin(&line, err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
+			  err == RD_KAFKA_RESP_ERR__TRANSPORT ? LOG_WARNING : LOG_ERROR,
+			  "kafka_error");
+	log_kv_str(&line, "error", rd_kafka_err2name((rd_kafka_resp_err_t) err));
+	log_kv_str(&line, "reason", reason);
+	log_end(&line);
+}
+
+/*
+ * kafka_log_cb
+ *		librdkafka's own log lines, re-emitted in our format (from its
+ *		threads: log_end writes a line atomically).
+ */
+static void
+kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	log_line	line;
+	log_level	lv = level <= 3 ? LOG_ERROR : level == 4 ? LOG_WARNING :
+		level <= 6 ? LOG_INFO : LOG_DEBUG;
+
+	(void) rk;
+	log_begin(&line, lv, "librdkafka");
+	log_kv_str(&line, "facility", fac);
+	log_kv_str(&line, "msg", buf);
+	log_end(&line);
+}
+
+/*
+ * kafka_offset_commit_cb
+ *		Result of every commit, background ones included: failures are
+ *		worth a warning (the offsets stay stored and are committed later).
+ */
+static void
+kafka_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+					   rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+	char		list[3000];
+	log_line	line;
+	size_t		off = 0;
+	int			i;
+
+	(void) rk;
+	(void) opaque;
+	if (err == RD_KAFKA_RESP_ERR__NO_OFFSET)
+		return;
+	list[0] = '\0';
+	for (i = 0; offsets && i < offsets->cnt && off < sizeof(list); i++)
+	{
+		int			n = snprintf(list + off, sizeof(list) - off, "%s%s [%d] @%lld",
+								 i ? ", " : "", offsets->elems[i].topic,
+								 (int) offsets->elems[i].partition,
+								 (long long) offsets->elems[i].offset);
+
+		if (n < 0)
+			break;
+		off += (size_t) n;
+	}
+	log_begin(&line, err ? LOG_WARNING : LOG_DEBUG,
+			  err ? "commit_failed" : "offsets_committed");
+	if (err)
+		log_kv_str(&line, "error", rd_kafka_err2str(err));
+	log_kv_str(&line, "offsets", list);
+	log_end(&line);
+}
+
+/*
+ * kafka_build_conf
+ *		librdkafka configuration: our settings, then the user's properties
+ *		(file first, then -X), then the pinned ones again.  A property
+ *		librdkafka rejects is a usage error: NULL with the reason in err.
+ */
+rd_kafka_conf_t *
+kafka_build_conf(const feeder_config *cfg, char *err, size_t errlen)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	char		errstr[512];
+	int			i;
+	static const char *const pinned[][2] = {
+		{"enable.auto.offset.store", "false"},
+		{"enable.auto.commit", "true"},
+		{"isolation.level", "read_committed"},
+	};
+
+#define SET(k, v) \
+	do { \
+		if (rd_kafka_conf_set(conf, (k), (v), errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) \
+		{ \
+			snprintf(err, errlen, "%s: %s", (k), errstr); \
+			rd_kafka_conf_destroy(conf); \
+			return NULL; \
+		} \
+	} while (0)
+
+	SET("bootstrap.servers", cfg->brokers);
+	SET("group.id", cfg->group);
+	SET("client.id", cfg->client_id);
+	SET("auto.offset.reset", "earliest");
+	for (i = 0; i < cfg->nprops; i++)
+	{
+		if (rd_kafka_conf_set(conf, cfg->props[i].key, cfg->props[i].value,
+							  errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
+		{
+			snprintf(err, errlen, "-X %s: %s", cfg->props[i].key, errstr);
+			rd_kafka_conf_destroy(conf);
+			return NULL;
+		}
+	}
+	for (i = 0; i < (int) (sizeof(pinned) / sizeof(pinned[0])); i++)
+		SET(pinned[i][0], pinned[i][1]);
+#undef SET
+	return conf;
+}
+
+/*
+ * kafka_open
+ *		Create the consumer from conf (ownership passes to librdkafka on
+ *		success; destroyed here on failure) and subscribe to the topics.
+ *		NULL with err filled on failure (exit code 4).
+ */
+kafka_consumer *
+kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
+		   char *err, size_t errlen)
+{
+	kafka_consumer *kc = calloc(1, sizeof(kafka_consumer));
+	rd_kafka_topic_partition_list_t *topics;
+	rd_kafka_resp_err_t rerr;
+	int			i;
+
+	if (kc == NULL)
+	{
+		snprintf(err, errlen, "out of memory");
+		rd_kafka_conf_destroy(conf);
+		return NULL;
+	}
+	kc->stats = stats;
+	rd_kafka_conf_set_opaque(conf, kc);
+	rd_kafka_conf_set_rebalance_cb(conf, kafka_rebalance_cb);
+	rd_kafka_conf_set_error_cb(conf, kafka_error_cb);
+	rd_kafka_conf_set_log_cb(conf, kafka_log_cb);
+	rd_kafka_conf_set_offset_commit_cb(conf, kafka_offset_commit_cb);
+
+	kc->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, errlen);
+	if (kc->rk == NULL)
+	{
+		rd_kafka_conf_destroy(conf);
+		free(kc);
+		return NULL;
+	}
+	/* conf is owned by rk from here */
+	rd_kafka_poll_set_consumer(kc->rk);
+
+	topics = rd_kafka_topic_partition_list_new(cfg->ntopics);
+	for (i = 0; i < cfg->ntopics; i++)
+		rd_kafka_topic_partition_list_add(topics, cfg->topics[i],
+										  RD_KAFKA_PARTITION_UA);
+	rerr = rd_kafka_subscribe(kc->rk, topics);
+	rd_kafka_topic_partition_list_destroy(topics);
+	if (rerr)
+	{
+		snprintf(err, errlen, "could not subscribe: %s", rd_kafka_err2str(rerr));
+		rd_kafka_destroy(kc->rk);
+		free(kc);
+		return NULL;
+	}
+	return kc;
+}
+
+/*
+ * kafka_poll
+ *		Serve callbacks (rebalance, errors) and return at most one message:
+ *		1 with *out filled (handle is the rd_kafka_message_t, to release
+ *		with kafka_release), 0 when none came within timeout_ms.  Consumer
+ *		errors are logged here and never returned.
+ */
+int
+kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out)
+{
+	rd_kafka_message_t *rkm = rd_kafka_consumer_poll(kc->rk, timeout_ms);
+	int			s;
+
+	if (rkm == NULL)
+		return 0;
+	if (rkm->err)
+	{
+		if (rkm->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+		{
+			log_line	line;
+
+			kc->stats->kafka_errors++;
+			log_begin(&line, LOG_WARNING, "consumer_error");
+			if (rkm->rkt)
+			{
+				log_kv_str(&line, "topic", rd_kafka_topic_name(rkm->rkt));
+				log_kv_int(&line, "partition", rkm->partition);
+			}
+			log_kv_str(&line, "error", rd_kafka_err2name(rkm->err));
+			log_kv_str(&line, "reason", rd_kafka_message_errstr(rkm));
+			log_end(&line);
+			if (rkm->err == RD_KAFKA_RESP_ERR__FATAL)
+				kc->fatal = 1;
+		}
+		rd_kafka_message_destroy(rkm);
+		return 0;
+	}
+
+	memset(out, 0, sizeof(*out));
+	out->handle = rkm;
+	out->topic = rd_kafka_topic_name(rkm->rkt);
+	out->partition = rkm->partition;
+	out->offset = rkm->offset;
+	out->value = rkm->payload;
+	out->value_len = rkm->len;
+	out->key = rkm->key;
+	out->key_len = rkm->key_len;
+	s = kafka_slot_find(kc, out->topic, out->partition);
+	out->slot = s;
+	if (s >= 0)
+	{
+		out->generation = kc->slots[s].generation;
+		if (kc->slots[s].first_seen < 0)
+			kc->slots[s].first_seen = rkm->offset;
+	}
+	kc->stats->consumed++;
+	return 1;
+}
+
+/*
+ * kafka_release
+ *		batch_release_fn for messages from kafka_poll.
+ */
+void
+kafka_release(void *handle)
+{
+	if (handle)
+		rd_kafka_message_destroy((rd_kafka_message_t *) handle);
+}
+
+/*
+ * kafka_take_rebalanced
+ *		True once after each assignment change, so the caller can drop the
+ *		held messages of revoked partitions.
+ */
+int
+kafka_take_rebalanced(kafka_consumer *kc)
+{
+	int			r = kc->rebalanced;
+
+	kc->rebalanced = 0;
+	return r;
+}
+
+/*
+ * kafka_msg_revoked
+ *		True when m's partition is no longer assigned in the generation m
+ *		was consumed in (a predicate for batch_remove_if).
+ */
+int
+kafka_msg_revoked(const batch_msg *m, void *arg)
+{
+	const kafka_consumer *kc = arg;
+
+	if (m->slot < 0 || m->slot >= kc->nslots)
+		return 1;
+	return !kc->slots[m->slot].assigned ||
+		kc->slots[m->slot].generation != m->generation;
+}
+
+/*
+ * kafka_store_offsets
+ *		Acknowledge a committed batch: store offset+1 of its last message in
+ *		each partition still assigned in the generation the messages came
+ *		from.  Returns the number of partitions stored.
+ */
+int
+kafka_store_offsets(kafka_consumer *kc, const batch *b)
+{
+	rd_kafka_topic_partition_list_t *list;
+	rd_kafka_resp_err_t err;
+	int			i,
+				n = 0,
+				skipped = 0;
+
+	for (i = 0; i < b->count; i++)
+	{
+		const batch_msg *m = &b->msgs[i];
+
+		if (kafka_msg_revoked(m, kc))
+		{
+			skipped++;
+			continue;
+		}
+		if (m->offset + 1 > kc->slots[m->slot].store_to)
+			kc->slots[m->slot].store_to = m->offset + 1;
+	}
+	if (skipped)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_INFO, "ack_skipped");
+		log_kv_int(&line, "messages", skipped);
+		log_kv_str(&line, "reason", "partition revoked while the batch ran");
+		log_end(&line);
+	}
+
+	list = rd_kafka_topic_partition_list_new(kc->nslots > 0 ? kc->nslots : 1);
+	for (i = 0; i < kc->nslots; i++)
+	{
+		if (kc->slots[i].store_to < 0)
+			continue;
+		rd_kafka_topic_partition_list_add(list, kc->slots[i].topic,
+										  kc->slots[i].partition)->offset =
+			kc->slots[i].store_to;
+	}
+	if (list->cnt > 0)
+	{
+		err = rd_kafka_offsets_store(kc->rk, list);
+		for (i = 0; i < list->cnt; i++)
+		{
+			rd_kafka_topic_partition_t *p = &list->elems[i];
+			int			s = kafka_slot_find(kc, p->topic, p->partition);
+
+			if (err == RD_KAFKA_RESP_ERR_NO_ERROR && p->err == RD_KAFKA_RESP_ERR_NO_ERROR)
+			{
+				if (s >= 0)
+					kc->slots[s].acked = p->offset;
+				n++;
+			}
+			else
+			{
+				log_line	line;
+
+				log_begin(&line, LOG_WARNING, "offset_store_failed");
+				log_kv_fmt(&line, "at", "%s [%d] @%lld", p->topic,
+						   (int) p->partition, (long long) p->offset);
+				log_kv_str(&line, "error", rd_kafka_err2str(p->err ? p->err : err));
+				log_end(&line);
+			}
+		}
+	}
+	rd_kafka_topic_partition_list_destroy(list);
+	for (i = 0; i < kc->nslots; i++)
+		kc->slots[i].store_to = -1;
+	return n;
+}
+
+/*
+ * kafka_set_paused
+ *		Pause or resume the whole current assignment.
+ */
+static void
+kafka_set_paused(kafka_consumer *kc, int pause)
+{
+	rd_kafka_topic_partition_list_t *parts = NULL;
+	log_line	line;
+
+	kc->paused = pause;
+	if (rd_kafka_assignment(kc->rk, &parts) == RD_KAFKA_RESP_ERR_NO_ERROR && parts)
+	{
+		if (parts->cnt > 0)
+		{
+			if (pause)
+				rd_kafka_pause_partitions(kc->rk, parts);
+			else
+				rd_kafka_resume_partitions(kc->rk, parts);
+		}
+		log_begin(&line, LOG_INFO, pause ? "partitions_paused" : "partitions_resumed");
+		log_kv_int(&line, "count", parts->cnt);
+		log_end(&line);
+		rd_kafka_topic_partition_list_destroy(parts);
+	}
+}
+
+/*
+ * kafka_pause / kafka_resume / kafka_is_paused
+ *		Stop and restart fetching while a batch waits for the database;
+ *		polling continues, which keeps the group membership alive.
+ */
+void
+kafka_pause(kafka_consumer *kc)
+{
+	if (!kc->paused)
+		kafka_set_paused(kc, 1);
+}
+
+void
+kafka_resume(kafka_consumer *kc)
+{
+	if (kc->paused)
+		kafka_set_paused(kc, 0);
+}
+
+int
+kafka_is_paused(const kafka_consumer *kc)
+{
+	return kc->paused;
+}
+
+/*
+ * kafka_commit_sync
+ *		Commit the stored offsets now and wait for the answer; logs the
+ *		offsets acknowledged so far for each assigned partition.
+ */
+void
+kafka_commit_sync(kafka_consumer *kc, const char *why)
+{
+	rd_kafka_resp_err_t err = rd_kafka_commit(kc->rk, NULL, 0);
+	log_line	line;
+	char		list[3000];
+	size_t		off = 0;
+	int			i;
+
+	list[0] = '\0';
+	for (i = 0; i < kc->nslots && off < sizeof(list); i++)
+	{
+		int			n;
+
+		if (!kc->slots[i].assigned || kc->slots[i].acked < 0)
+			continue;
+		n = snprintf(list + off, sizeof(list) - off, "%s%s [%d] @%lld",
+					 off ? ", " : "", kc->slots[i].topic,
+					 (int) kc->slots[i].partition, (long long) kc->slots[i].acked);
+		if (n < 0)
+			break;
+		off += (size_t) n;
+	}
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET)
+	{
+		log_begin(&line, LOG_INFO, "offsets_committed");
+		log_kv_str(&line, "reason", why);
+		log_kv_str(&line, "result", err ? "unchanged" : "committed");
+		log_kv_str(&line, "offsets", list);
+	}
+	else
+	{
+		log_begin(&line, LOG_WARNING, "commit_failed");
+		log_kv_str(&line, "reason", why);
+		log_kv_str(&line, "error", rd_kafka_err2str(err));
+	}
+	log_end(&line);
+}
+
+/*
+ * kafka_lag
+ *		Messages between what was acknowledged (or, before the first
+ *		acknowledgement, the first offset consumed or the fetch position)
+ *		and the high watermark, over the assigned partitions, from
+ *		librdkafka's cached watermarks (no broker round trip).  -1 when no
+ *		partition's lag is known.
+ */
+int64_t
+kafka_lag(kafka_consumer *kc)
+{
+	int64_t		lag = 0;
+	int			known = 0;
+	int			i;
+
+	for (i = 0; i < kc->nslots; i++)
+	{
+		kafka_slot *s = &kc->slots[i];
+		int64_t		lo,
+					hi,
+					from = -1;
+
+		if (!s->assigned)
+			continue;
+		if (rd_kafka_get_watermark_offsets(kc->rk, s->topic, s->partition,
+										   &lo, &hi) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+			hi < 0)
+			continue;
+		if (s->acked >= 0)
+			from = s->acked;
+		else if (s->first_seen >= 0)
+			from = s->first_seen;
+		else
+		{
+			rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+
+			rd_kafka_topic_partition_list_add(l, s->topic, s->partition);
+			if (rd_kafka_position(kc->rk, l) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+				l->elems[0].offset >= 0)
+				from = l->elems[0].offset;
+			rd_kafka_topic_partition_list_destroy(l);
+		}
+		if (from < 0)
+			continue;
+		known++;
+		if (hi > from)
+			lag += hi - from;
+	}
+	return known ? lag : -1;
+}
+
+/*
+ * kafka_fatal
+ *		True after librdkafka raised a fatal error.
+ */
+int
+kafka_fatal(const kafka_consumer *kc)
+{
+	return kc->fatal;
+}
+
+/*
+ * kafka_close
+ *		Commit what is stored, leave the group (the revoke callback runs
+ *		once more) and destroy the client.
+ */
+void
+kafka_close(kafka_consumer *kc)
+{
+	rd_kafka_resp_err_t err;
+	int			i;
+
+	if (kc == NULL)
+		return;
+	kafka_commit_sync(kc, "shutdown");
+	err = rd_kafka_consumer_close(kc->rk);
+	if (err)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_WARNING, "consumer_close_failed");
+		log_kv_str(&line, "error", rd_kafka_err2str(err));
+		log_end(&line);
+	}
+	rd_kafka_destroy(kc->rk);
+	for (i = 0; i < kc->nslots; i++)
+		free(kc->slots[i].topic);
+	free(kc->slots);
+	free(kc);
+}

@@ -1,0 +1,480 @@
+/*-------------------------------------------------------------------------
+ *
+ * log.c
+ *	  Structured key=value log lines on stderr, and password redaction of
+ *	  libpq connection strings.
+ *
+ * Every line starts with ts=<UTC time, ms> level=<level> event=<name> and
+ * continues with key=value fields; a value containing blanks, quotes, '='
+ * or control characters is double-quoted with C-style escapes.  Lines are
+ * written with one write(2), which keeps them whole when librdkafka's
+ * threads log at the same time.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static volatile log_level current_level = LOG_INFO;
+
+static const char *const level_names[] = {
+	"debug", "info", "warning", "error", "fatal"
+};
+
+/*
+ * log_set_level / log_get_level
+ *		The minimum level written; lines below it cost almost nothing.
+ */
+void
+log_set_level(log_level level)
+{
+	current_level = level;
+}
+
+log_level
+log_get_level(void)
+{
+	return current_level;
+}
+
+/*
+ * log_parse_level
+ *		Map a level name from --log-level to its value; 0 on success.
+ */
+int
+log_parse_level(const char *name, log_level *level)
+{
+	int			i;
+
+	for (i = 0; i <= LOG_FATAL; i++)
+	{
+		if (strcasecmp(name, level_names[i]) == 0)
+		{
+			*level = (log_level) i;
+			return 0;
+		}
+	}
+	if (strcasecmp(name, "warn") == 0)
+	{
+		*level = LOG_WARNING;
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * log_level_name
+ *		The name printed in the level= field.
+ */
+const char *
+log_level_name(log_level level)
+{
+	if (level < LOG_DEBUG || level > LOG_FATAL)
+		return "unknown";
+	return level_names[level];
+}
+
+/*
+ * log_append
+ *		Append raw bytes to a line, truncating silently when it is full (a
+ *		truncated line is better than none).
+ */
+static void
+log_append(log_line *line, const char *s, size_t n)
+{
+	size_t		room = sizeof(line->buf) - 1 - line->len;
+
+	if (n > room)
+		n = room;
+	memcpy(line->buf + line->len, s, n);
+	line->len += n;
+	line->buf[line->len] = '\0';
+}
+
+/*
+ * log_quote_value
+ *		Write value into out as a log field value: bare when it is a plain
+ *		token, double-quoted with escapes otherwise.  Returns the length
+ *		written (without the terminating NUL).  Used by the log_kv_*
+ *		functions and by the unit tests.
+ */
+size_t
+log_quote_value(char *out, size_t outlen, const char *value)
+{
+	size_t		len = 0;
+	int			needs_quotes = (value[0] == '\0');
+	const unsigned char *p;
+
+	if (outlen == 0)
+		return 0;
+	for (p = (const unsigned char *) value; *p; p++)
+	{
+		if (*p <= ' ' || *p == '"' || *p == '=' || *p == '\\' || *p == 0x7f)
+		{
+			needs_quotes = 1;
+			break;
+		}
+	}
+
+#define PUT(c) do { if (len + 1 < outlen) out[len++] = (c); } while (0)
+	if (needs_quotes)
+		PUT('"');
+	for (p = (const unsigned char *) value; *p; p++)
+	{
+		switch (*p)
+		{
+			case '"':
+				PUT('\\');
+				PUT('"');
+				break;
+			case '\\':
+				PUT('\\');
+				PUT('\\');
+				break;
+			case '\n':
+				PUT('\\');
+				PUT('n');
+				break;
+			case '\r':
+				PUT('\\');
+				PUT('r');
+				break;
+			case '\t':
+				PUT('\\');
+				PUT('t');
+				break;
+			default:
+				if (*p < ' ' || *p == 0x7f)
+				{
+					char		hex[5];
+
+					snprintf(hex, sizeof(hex), "\\x%02x", *p);
+					PUT(hex[0]);
+					PUT(hex[1]);
+					PUT(hex[2]);
+					PUT(hex[3]);
+				}
+				else
+					PUT((char) *p);
+				break;
+		}
+	}
+	if (needs_quotes)
+		PUT('"');
+#undef PUT
+	out[len] = '\0';
+	return len;
+}
+
+/*
+ * log_begin
+ *		Start a line with its timestamp, level and event name.  A line below
+ *		the current level is marked disabled and every later call on it is a
+ *		no-op.
+ */
+void
+log_begin(log_line *line, log_level level, const char *event)
+{
+	struct timeval tv;
+	struct tm	tm;
+	char		head[128];
+	int			n;
+
+	line->level = level;
+	line->len = 0;
+	line->buf[0] = '\0';
+	line->enabled = (level >= current_level);
+	if (!line->enabled)
+		return;
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	n = snprintf(head, sizeof(head),
+				 "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03dZ level=%s event=",
+				 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+				 tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (tv.tv_usec / 1000),
+				 log_level_name(level));
+	log_append(line, head, (size_t) n);
+	log_append(line, event, strlen(event));
+}
+
+/*
+ * log_kv_str
+ *		Append " key=value", quoting the value as needed; NULL is written as
+ *		an empty quoted string.
+ */
+void
+log_kv_str(log_line *line, const char *key, const char *value)
+{
+	char		quoted[LOG_LINE_MAX];
+	size_t		n;
+
+	if (!line->enabled)
+		return;
+	log_append(line, " ", 1);
+	log_append(line, key, strlen(key));
+	log_append(line, "=", 1);
+	n = log_quote_value(quoted, sizeof(quoted), value ? value : "");
+	log_append(line, quoted, n);
+}
+
+/*
+ * log_kv_int / log_kv_uint
+ *		Append a numeric field.
+ */
+void
+log_kv_int(log_line *line, const char *key, int64_t value)
+{
+	char		buf[32];
+
+	if (!line->enabled)
+		return;
+	snprintf(buf, sizeof(buf), "%lld", (long long) value);
+	log_kv_str(line, key, buf);
+}
+
+void
+log_kv_uint(log_line *line, const char *key, uint64_t value)
+{
+	char		buf[32];
+
+	if (!line->enabled)
+		return;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long) value);
+	log_kv_str(line, key, buf);
+}
+
+/*
+ * log_kv_fmt
+ *		Append a field whose value is formatted printf-style, then quoted.
+ */
+void
+log_kv_fmt(log_line *line, const char *key, const char *fmt,...)
+{
+	char		buf[LOG_LINE_MAX];
+	va_list		ap;
+
+	if (!line->enabled)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_kv_str(line, key, buf);
+}
+
+/*
+ * log_end
+ *		Terminate the line and write it to stderr in one system call.
+ */
+void
+log_end(log_line *line)
+{
+	size_t		off = 0;
+
+	if (!line->enabled)
+		return;
+	if (line->len >= sizeof(line->buf) - 1)
+		line->len = sizeof(line->buf) - 2;
+	line->buf[line->len++] = '\n';
+	while (off < line->len)
+	{
+		ssize_t		w = write(STDERR_FILENO, line->buf + off, line->len - off);
+
+		if (w < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		off += (size_t) w;
+	}
+}
+
+/*
+ * log_simple
+ *		One-call form for a line with an event and a msg field only.
+ */
+void
+log_simple(log_level level, const char *event, const char *msg)
+{
+	log_line	line;
+
+	log_begin(&line, level, event);
+	if (msg)
+		log_kv_str(&line, "msg", msg);
+	log_end(&line);
+}
+
+/* ---------------------------------------------------------------------
+ * Password redaction
+ * --------------------------------------------------------------------- */
+
+typedef struct redact_buf
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+} redact_buf;
+
+/*
+ * redact_put
+ *		Append bytes to a growing buffer; aborts on out of memory because a
+ *		half-redacted string must never be returned.
+ */
+static void
+redact_put(redact_buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap)
+	{
+		size_t		cap = b->cap ? b->cap : 64;
+
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		b->data = realloc(b->data, cap);
+		if (b->data == NULL)
+			abort();
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+/*
+ * redact_password_key
+ *		If s starts with a secret keyword (password, sslpassword) followed by
+ *		optional blanks and '=', return the length up to and including '=';
+ *		else 0.
+ */
+static size_t
+redact_password_key(const char *s)
+{
+	static const char *const keys[] = {"sslpassword", "password"};
+	size_t		i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	{
+		size_t		klen = strlen(keys[i]);
+
+		if (strncasecmp(s, keys[i], klen) == 0)
+		{
+			size_t		n = klen;
+
+			while (s[n] == ' ' || s[n] == '\t')
+				n++;
+			if (s[n] == '=')
+				return n + 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * log_redact_conninfo
+ *		Return a malloc'd copy of a libpq connection string (key=value form
+ *		or postgresql:// URI, or free text containing one) with every
+ *		password replaced by ***: password= and sslpassword= values, quoted
+ *		or not, and the password part of URI user:password@ credentials.
+ *		The scan mirrors libpq's parsing rules: a quoted value ends at the
+ *		unescaped closing quote, a bare value at a blank (backslash escapes
+ *		the next character), a URI query value at '&', and URI credentials
+ *		run from "://" to the first '@' before any '/'.
+ */
+char *
+log_redact_conninfo(const char *conninfo)
+{
+	redact_buf	b = {NULL, 0, 0};
+	const char *p = conninfo ? conninfo : "";
+	int			in_uri = 0;
+	int			in_query = 0;
+
+	redact_put(&b, "", 0);
+	while (*p)
+	{
+		int			at_boundary = (p == conninfo || isspace((unsigned char) p[-1]) ||
+								   (in_query && (p[-1] == '?' || p[-1] == '&')));
+		size_t		keylen;
+
+		if (strncmp(p, "://", 3) == 0)
+		{
+			const char *q = p + 3;
+
+			in_uri = 1;
+			in_query = 0;
+			redact_put(&b, p, 3);
+			while (*q && *q != '@' && *q != '/' && !isspace((unsigned char) *q))
+				q++;
+			if (*q == '@')
+			{
+				const char *colon = memchr(p + 3, ':', (size_t) (q - (p + 3)));
+
+				if (colon)
+				{
+					redact_put(&b, p + 3, (size_t) (colon - (p + 3)) + 1);
+					redact_put(&b, "***", 3);
+				}
+				else
+					redact_put(&b, p + 3, (size_t) (q - (p + 3)));
+				redact_put(&b, "@", 1);
+				p = q + 1;
+			}
+			else
+				p += 3;
+			continue;
+		}
+		if (in_uri && *p == '?')
+			in_query = 1;
+		else if (isspace((unsigned char) *p))
+			in_uri = in_query = 0;
+
+		if (at_boundary && (keylen = redact_password_key(p)) > 0)
+		{
+			redact_put(&b, p, keylen);
+			redact_put(&b, "***", 3);
+			p += keylen;
+			if (in_query)
+			{
+				while (*p && *p != '&' && !isspace((unsigned char) *p))
+					p++;
+				continue;
+			}
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (*p == '\'')
+			{
+				p++;
+				while (*p && *p != '\'')
+				{
+					if (*p == '\\' && p[1])
+						p++;
+					p++;
+				}
+				if (*p == '\'')
+					p++;
+			}
+			else
+			{
+				while (*p && !isspace((unsigned char) *p))
+				{
+					if (*p == '\\' && p[1])
+						p++;
+					p++;
+				}
+			}
+			continue;
+		}
+		redact_put(&b, p, 1);
+		p++;
+	}
+	return b.data;
+}

@@ -1,0 +1,172 @@
+/*-------------------------------------------------------------------------
+ *
+ * loop.c
+ *	  The main loop: assemble a batch, deliver it, repeat until a signal.
+ *
+ * All Kafka polling goes through loop_poll(), which also drops held
+ * messages of partitions revoked by a rebalance and writes the periodic
+ * counters line.  Polling never happens while a database transaction is
+ * open (see kafka.c for why that matters).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <time.h>
+
+#include "app.h"
+#include "feeder.h"
+#include "log.h"
+
+/*
+ * loop_now_ms
+ *		Monotonic clock in milliseconds.
+ */
+int64_t
+loop_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * loop_prune_revoked
+ *		After a rebalance, drop the messages of the batch in flight and of
+ *		the pending queue whose partitions were revoked: they are not ours
+ *		to acknowledge any more, the new owner reads them again from the
+ *		committed offset.
+ */
+static void
+loop_prune_revoked(feeder_app *app)
+{
+	int			dropped;
+
+	dropped = batch_remove_if(&app->batch, kafka_msg_revoked, app->kc, kafka_release);
+	dropped += queue_remove_if(&app->pending, kafka_msg_revoked, app->kc, kafka_release);
+	if (dropped > 0)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_INFO, "messages_released");
+		log_kv_int(&line, "count", dropped);
+		log_kv_str(&line, "reason", "partition revoked before their batch committed");
+		log_end(&line);
+	}
+}
+
+/*
+ * loop_tick
+ *		Periodic work: the counters line every --stats-interval seconds.
+ */
+static void
+loop_tick(feeder_app *app)
+{
+	int64_t		now;
+
+	if (app->cfg->stats_interval_s <= 0)
+		return;
+	now = loop_now_ms();
+	if (now < app->next_stats_ms)
+		return;
+	app->stats.lag = kafka_lag(app->kc);
+	stats_log(&app->stats);
+	app->next_stats_ms = now + (int64_t) app->cfg->stats_interval_s * 1000;
+}
+
+/*
+ * loop_poll
+ *		Poll the consumer once (serving rebalances and errors), prune after
+ *		a rebalance, do periodic work.  1 with *out filled on a message.
+ */
+int
+loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
+{
+	int			got = kafka_poll(app->kc, timeout_ms, out);
+
+	if (kafka_take_rebalanced(app->kc))
+		loop_prune_revoked(app);
+	loop_tick(app);
+	return got;
+}
+
+/*
+ * loop_wait
+ *		Sleep ms milliseconds while still polling, in short slices so that
+ *		rebalances, heartbeats and signals are served.  The partitions are
+ *		paused, but messages already fetched may still arrive: they are
+ *		queued in order behind the batch in flight, never dropped.
+ */
+void
+loop_wait(feeder_app *app, int ms)
+{
+	int64_t		deadline = loop_now_ms() + ms;
+
+	while (!feeder_stop && !kafka_fatal(app->kc))
+	{
+		int64_t		left = deadline - loop_now_ms();
+		batch_msg	m;
+
+		if (left <= 0)
+			break;
+		if (loop_poll(app, left < BATCH_POLL_SLICE_MS ? (int) left : BATCH_POLL_SLICE_MS, &m) &&
+			queue_push(&app->pending, &m) != 0)
+		{
+			/* dropping it would let a later offset acknowledge it */
+			log_simple(LOG_FATAL, "out_of_memory", "could not hold a consumed message");
+			exit(FEEDER_EXIT_RUNTIME);
+		}
+	}
+}
+
+/*
+ * Batch source callbacks for batch_fill().
+ */
+static int
+loop_source_poll(void *arg, int timeout_ms, batch_msg *out)
+{
+	return loop_poll((feeder_app *) arg, timeout_ms, out);
+}
+
+static int64_t
+loop_source_now(void *arg)
+{
+	(void) arg;
+	return loop_now_ms();
+}
+
+static int
+loop_source_stopping(void *arg)
+{
+	return feeder_stop || kafka_fatal(((feeder_app *) arg)->kc);
+}
+
+/*
+ * loop_run
+ *		Assemble and deliver batches until a signal or a fatal error.
+ *		Returns the exit code.
+ */
+int
+loop_run(feeder_app *app)
+{
+	batch_source src = {loop_source_poll, loop_source_now, loop_source_stopping, app};
+
+	app->next_stats_ms = loop_now_ms() + (int64_t) app->cfg->stats_interval_s * 1000;
+	while (!feeder_stop && !kafka_fatal(app->kc))
+	{
+		deliver_result r;
+
+		batch_fill(&app->batch, &app->pending, &src);
+		if (app->batch.count == 0)
+			continue;
+		r = deliver_batch(app);
+		batch_clear(&app->batch, kafka_release);
+		if (r == DELIVER_DB_FATAL)
+			return FEEDER_EXIT_DATABASE;
+		if (r == DELIVER_ABANDONED)
+			break;
+	}
+	if (kafka_fatal(app->kc))
+		return FEEDER_EXIT_KAFKA;
+	return FEEDER_EXIT_OK;
+}

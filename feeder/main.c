@@ -1,0 +1,254 @@
+/*-------------------------------------------------------------------------
+ *
+ * main.c
+ *	  received-orders-feeder: startup, signals and shutdown.
+ *
+ * Startup order: configuration (exit 2 on anything wrong with it), a first
+ * database connection (exit 3 at once on a configuration or permission
+ * error; a database that is merely down is retried by the loop), then the
+ * Kafka consumer (exit 4 if librdkafka refuses it).  Shutdown: the loop
+ * finishes or abandons the batch in flight, then the stored offsets are
+ * committed synchronously and the consumer leaves the group.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+#include <librdkafka/rdkafka.h>
+
+#include "app.h"
+#include "feeder.h"
+#include "log.h"
+
+volatile sig_atomic_t feeder_stop = 0;
+
+/*
+ * feeder_signal_handler
+ *		SIGTERM/SIGINT: the first asks the loop to stop; the second exits at
+ *		once (only async-signal-safe calls here).
+ */
+static void
+feeder_signal_handler(int signo)
+{
+	(void) signo;
+	if (feeder_stop)
+		_exit(FEEDER_EXIT_RUNTIME);
+	feeder_stop = 1;
+}
+
+/*
+ * feeder_install_signals
+ *		Handlers for SIGTERM and SIGINT; SIGPIPE ignored (a dead database
+ *		socket is an error result, not a reason to die).
+ */
+static void
+feeder_install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = feeder_signal_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/*
+ * feeder_usage_error
+ *		One line on stderr and exit 2.
+ */
+static void
+feeder_usage_error(const char *msg)
+{
+	fprintf(stderr, "%s: %s (try --help)\n", FEEDER_NAME, msg);
+	exit(FEEDER_EXIT_USAGE);
+}
+
+/*
+ * feeder_check_dsn
+ *		Reject a connection string libpq cannot parse, as a usage error.
+ *		libpq's message may quote part of the string, so it is shown only
+ *		when the string holds no password.
+ */
+static void
+feeder_check_dsn(const char *dsn)
+{
+	char	   *errmsg = NULL;
+	PQconninfoOption *opts;
+	char		msg[1024];
+
+	if (dsn[0] == '\0')
+		return;
+	opts = PQconninfoParse(dsn, &errmsg);
+	if (opts)
+	{
+		PQconninfoFree(opts);
+		return;
+	}
+	if (errmsg && strstr(dsn, "password") == NULL && strchr(dsn, '@') == NULL)
+	{
+		size_t		n;
+
+		snprintf(msg, sizeof(msg), "--dsn: %s", errmsg);
+		n = strlen(msg);
+		while (n > 0 && msg[n - 1] == '\n')
+			msg[--n] = '\0';
+	}
+	else
+		snprintf(msg, sizeof(msg), "--dsn: libpq cannot parse this connection string");
+	PQfreemem(errmsg);
+	feeder_usage_error(msg);
+}
+
+/*
+ * feeder_log_start
+ *		The "starting" line: effective settings, DSN redacted, librdkafka
+ *		property names without their values (they may hold secrets).
+ */
+static void
+feeder_log_start(const feeder_config *cfg)
+{
+	log_line	line;
+	char		topics[1024] = "";
+	char		props[2048] = "";
+	char	   *dsn = log_redact_conninfo(cfg->dsn);
+	size_t		off = 0;
+	int			i;
+
+	for (i = 0; i < cfg->ntopics && off < sizeof(topics); i++)
+		off += (size_t) snprintf(topics + off, sizeof(topics) - off, "%s%s",
+								 i ? "," : "", cfg->topics[i]);
+	off = 0;
+	for (i = 0; i < cfg->nprops && off < sizeof(props); i++)
+		off += (size_t) snprintf(props + off, sizeof(props) - off, "%s%s",
+								 i ? "," : "", cfg->props[i].key);
+
+	log_begin(&line, LOG_INFO, "starting");
+	log_kv_str(&line, "version", FEEDER_VERSION);
+	log_kv_str(&line, "librdkafka", rd_kafka_version_str());
+	log_kv_str(&line, "brokers", cfg->brokers);
+	log_kv_str(&line, "topics", topics);
+	log_kv_str(&line, "group", cfg->group);
+	log_kv_str(&line, "dsn", dsn);
+	log_kv_int(&line, "batch_size", cfg->batch_size);
+	log_kv_int(&line, "batch_wait_ms", cfg->batch_wait_ms);
+	log_kv_str(&line, "kafka_properties", props);
+	log_kv_int(&line, "pid", (int64_t) getpid());
+	log_end(&line);
+	free(dsn);
+}
+
+/*
+ * main
+ *		Parse, connect, run the loop, shut down; see the exit codes in
+ *		feeder.h.
+ */
+int
+main(int argc, char **argv)
+{
+	feeder_config cfg;
+	feeder_app	app;
+	rd_kafka_conf_t *conf;
+	char		err[1024];
+	db_error	dberr;
+	int			rc;
+
+	switch (config_parse(&cfg, argc, argv, err, sizeof(err)))
+	{
+		case CONFIG_ERROR:
+			feeder_usage_error(err);
+			break;
+		case CONFIG_EXIT:
+			if (cfg.want_help)
+				config_usage(stdout);
+			else if (cfg.want_version)
+				printf("%s %s (librdkafka %s, libpq %d)\n", FEEDER_NAME, FEEDER_VERSION,
+					   rd_kafka_version_str(), PQlibVersion());
+			else
+				rd_kafka_conf_properties_show(stdout);
+			config_free(&cfg);
+			return FEEDER_EXIT_OK;
+		case CONFIG_OK:
+			break;
+	}
+	log_set_level(cfg.log_level);
+	feeder_check_dsn(cfg.dsn);
+	conf = kafka_build_conf(&cfg, err, sizeof(err));
+	if (conf == NULL)
+		feeder_usage_error(err);
+
+	feeder_install_signals();
+	feeder_log_start(&cfg);
+
+	memset(&app, 0, sizeof(app));
+	app.cfg = &cfg;
+	app.stats.lag = -1;
+	app.backoff.base_ms = cfg.retry_backoff_ms;
+	app.backoff.max_ms = cfg.retry_backoff_max_ms;
+	queue_init(&app.pending);
+	if (batch_init(&app.batch, cfg.batch_size, cfg.batch_wait_ms) != 0 ||
+		(app.db = db_new(cfg.dsn, &app.stats)) == NULL)
+	{
+		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the batch");
+		return FEEDER_EXIT_RUNTIME;
+	}
+
+	switch (db_connect(app.db, &dberr))
+	{
+		case DB_ERR_NONE:
+			break;
+		case DB_ERR_FATAL:
+			deliver_log_fatal(&dberr);
+			rd_kafka_conf_destroy(conf);
+			db_free(app.db);
+			return FEEDER_EXIT_DATABASE;
+		default:
+			{
+				log_line	line;
+
+				log_begin(&line, LOG_WARNING, "db_unavailable");
+				if (dberr.sqlstate[0])
+					log_kv_str(&line, "sqlstate", dberr.sqlstate);
+				log_kv_str(&line, "error", dberr.message);
+				log_kv_str(&line, "action", "consuming anyway; batches wait and retry");
+				log_end(&line);
+			}
+			break;
+	}
+
+	app.kc = kafka_open(&cfg, conf, &app.stats, err, sizeof(err));
+	if (app.kc == NULL)
+	{
+		log_simple(LOG_FATAL, "kafka_config_error", err);
+		db_free(app.db);
+		return FEEDER_EXIT_KAFKA;
+	}
+
+	rc = loop_run(&app);
+
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_INFO, "stopping");
+		log_kv_int(&line, "exit_code", rc);
+		log_kv_uint(&line, "unacknowledged_held", queue_length(&app.pending));
+		log_end(&line);
+	}
+	/* messages must go before the client that owns them */
+	batch_free(&app.batch, kafka_release);
+	queue_free(&app.pending, kafka_release);
+	kafka_close(app.kc);
+	db_free(app.db);
+	app.stats.lag = -1;
+	stats_log(&app.stats);
+	log_simple(LOG_INFO, "stopped", NULL);
+	config_free(&cfg);
+	return rc;
+}

@@ -1,0 +1,46 @@
+/*-------------------------------------------------------------------------
+ *
+ * stats.h
+ *	  Counters of received-orders-feeder.
+ *
+ * One struct, updated only by the main thread, read by the periodic
+ * counters log line; its field list is the set a metrics endpoint would
+ * export later (stats_fields[] names them in one place).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FEEDER_STATS_H
+#define FEEDER_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct feeder_stats
+{
+	uint64_t	consumed;		/* messages returned by the consumer */
+	uint64_t	inserted;		/* outcome inserted */
+	uint64_t	duplicate;		/* outcome duplicate */
+	uint64_t	conflict;		/* outcome conflict (quarantined) */
+	uint64_t	rejected;		/* outcome rejected (quarantined) */
+	uint64_t	tombstones;		/* null values: skipped, acknowledged */
+	uint64_t	retries;		/* failed batch attempts that were retried */
+	uint64_t	batches;		/* batches committed and acknowledged */
+	uint64_t	abandoned;		/* batches dropped unacknowledged */
+	uint64_t	db_connects;	/* successful database connections */
+	uint64_t	kafka_errors;	/* consumer errors reported by librdkafka */
+	int64_t		lag;			/* messages behind the high watermark, -1 unknown */
+} feeder_stats;
+
+typedef struct stats_field
+{
+	const char *name;
+	size_t		offset;
+	int			is_signed;
+} stats_field;
+
+extern const stats_field stats_fields[];
+extern const size_t stats_nfields;
+
+extern void stats_log(const feeder_stats *stats);
+
+#endif							/* FEEDER_STATS_H */

@@ -1,0 +1,332 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_config.c
+ *	  Unit tests of config.c: command line, -F file, environment
+ *	  fallbacks, precedence and refused librdkafka properties.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "config.h"
+
+#define ARGV(...) ((char *[]) {"received-orders-feeder", __VA_ARGS__, NULL})
+#define ARGC(...) ((int) (sizeof((char *[]) {"x", __VA_ARGS__}) / sizeof(char *)))
+#define PARSE(cfg, err, ...) \
+	config_parse((cfg), ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (err), sizeof(err))
+
+/*
+ * clear_env
+ *		Every test starts without FEEDER_* variables.
+ */
+static int
+clear_env(void **state)
+{
+	(void) state;
+	unsetenv("FEEDER_BROKERS");
+	unsetenv("FEEDER_TOPIC");
+	unsetenv("FEEDER_GROUP");
+	unsetenv("FEEDER_DSN");
+	return 0;
+}
+
+/*
+ * write_file
+ *		A temporary -F file with the given contents; returns its path.
+ */
+static char *
+write_file(const char *contents)
+{
+	static char path[64];
+	int			fd;
+
+	strcpy(path, "/tmp/feeder-test-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, contents, strlen(contents)), (ssize_t) strlen(contents));
+	close(fd);
+	return path;
+}
+
+/* Fixed flags parse, defaults fill the rest. */
+static void
+test_flags_and_defaults(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "k1:9092,k2:9092", "--topic", "orders",
+						   "--dsn", "dbname=x"), CONFIG_OK);
+	assert_string_equal(cfg.brokers, "k1:9092,k2:9092");
+	assert_int_equal(cfg.ntopics, 1);
+	assert_string_equal(cfg.topics[0], "orders");
+	assert_string_equal(cfg.group, "received-orders-feeder");
+	assert_string_equal(cfg.dsn, "dbname=x");
+	assert_int_equal(cfg.batch_size, 500);
+	assert_int_equal(cfg.batch_wait_ms, 100);
+	assert_int_equal(cfg.stats_interval_s, 10);
+	assert_int_equal(cfg.nprops, 0);
+	config_free(&cfg);
+}
+
+/* --topic repeats and splits on commas; numbers are range-checked. */
+static void
+test_repeatable_topic_and_numbers(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "a", "--topic", "b, c",
+						   "--batch-size", "1", "--batch-wait-ms", "0", "--group", "g",
+						   "--log-level", "debug"), CONFIG_OK);
+	assert_int_equal(cfg.ntopics, 3);
+	assert_string_equal(cfg.topics[2], "c");
+	assert_int_equal(cfg.batch_size, 1);
+	assert_int_equal(cfg.batch_wait_ms, 0);
+	assert_string_equal(cfg.group, "g");
+	assert_int_equal(cfg.log_level, LOG_DEBUG);
+	assert_string_equal(cfg.dsn, "");
+	config_free(&cfg);
+}
+
+/* Bad arguments give CONFIG_ERROR with a one-line reason. */
+static void
+test_bad_arguments(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--batch-size", "0"),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, "--batch-size"));
+	assert_null(strchr(err, '\n'));
+	config_free(&cfg);
+
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--batch-size", "12x"),
+					 CONFIG_ERROR);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--nope"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "--nope"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "--topic"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--topic", "t"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "FEEDER_BROKERS"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "topic"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "extra"), CONFIG_ERROR);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-X", "novalue"),
+					 CONFIG_ERROR);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--log-level", "loud"),
+					 CONFIG_ERROR);
+	config_free(&cfg);
+}
+
+/* --help, --version and -X list end parsing early. */
+static void
+test_help_version(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--help"), CONFIG_EXIT);
+	assert_true(cfg.want_help);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "-V"), CONFIG_EXIT);
+	assert_true(cfg.want_version);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "-X", "list"), CONFIG_EXIT);
+	assert_true(cfg.want_list_props);
+	config_free(&cfg);
+}
+
+/* Pinned properties are refused with the reason; others pass in order. */
+static void
+test_property_refusal(void **state)
+{
+	static const char *const refused[] = {
+		"enable.auto.offset.store", "enable.auto.commit", "auto.commit.enable",
+		"isolation.level", "group.id", "bootstrap.servers", "metadata.broker.list",
+		"offset.store.method"
+	};
+	feeder_config cfg;
+	char		err[256];
+	char		arg[128];
+	size_t		i;
+
+	(void) state;
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+	{
+		assert_non_null(config_refused_reason(refused[i]));
+		snprintf(arg, sizeof(arg), "%s=x", refused[i]);
+		assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-X", arg),
+						 CONFIG_ERROR);
+		assert_non_null(strstr(err, refused[i]));
+		assert_non_null(strstr(err, "cannot be set"));
+		config_free(&cfg);
+	}
+	assert_null(config_refused_reason("security.protocol"));
+	assert_null(config_refused_reason("auto.offset.reset"));
+
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "-X", "security.protocol=SASL_SSL", "-X", "sasl.password=a=b"),
+					 CONFIG_OK);
+	assert_int_equal(cfg.nprops, 2);
+	assert_string_equal(cfg.props[1].key, "sasl.password");
+	assert_string_equal(cfg.props[1].value, "a=b");
+	config_free(&cfg);
+}
+
+/* A -F file: options, librdkafka properties, comments, blanks. */
+static void
+test_file(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+	char	   *path = write_file(
+								  "# feeder settings\n"
+								  "\n"
+								  "brokers = kf:9092\n"
+								  "topic=t1\n"
+								  "topic=t2\n"
+								  "dsn=host=db user=u password='p w'\n"
+								  "batch-size=42\n"
+								  "security.protocol=SSL\n"
+								  "  client.id = fromfile  \n");
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "-F", path, "-X", "client.id=fromargv"), CONFIG_OK);
+	assert_string_equal(cfg.brokers, "kf:9092");
+	assert_int_equal(cfg.ntopics, 2);
+	assert_string_equal(cfg.dsn, "host=db user=u password='p w'");
+	assert_int_equal(cfg.batch_size, 42);
+	assert_int_equal(cfg.nprops, 3);
+	/* file properties first, command line last (it wins in librdkafka) */
+	assert_string_equal(cfg.props[0].key, "security.protocol");
+	assert_string_equal(cfg.props[1].value, "fromfile");
+	assert_string_equal(cfg.props[2].value, "fromargv");
+	config_free(&cfg);
+	unlink(path);
+}
+
+/* The command line wins over the file; a file topic list is replaced. */
+static void
+test_file_precedence(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+	char	   *path = write_file("brokers=file:1\ntopic=ft\nbatch-size=7\ngroup=fg\n");
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--topic", "at", "-F", path, "--batch-size", "9"),
+					 CONFIG_OK);
+	assert_string_equal(cfg.brokers, "file:1");
+	assert_int_equal(cfg.ntopics, 1);
+	assert_string_equal(cfg.topics[0], "at");
+	assert_int_equal(cfg.batch_size, 9);
+	assert_string_equal(cfg.group, "fg");
+	config_free(&cfg);
+	unlink(path);
+}
+
+/* File errors name the file and line; refused properties too. */
+static void
+test_file_errors(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+	char	   *path;
+
+	(void) state;
+	path = write_file("brokers=b:1\njust a line\n");
+	assert_int_equal(PARSE(&cfg, err, "--topic", "t", "-F", path), CONFIG_ERROR);
+	assert_non_null(strstr(err, ":2:"));
+	config_free(&cfg);
+	unlink(path);
+
+	path = write_file("enable.auto.commit=false\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, "enable.auto.commit"));
+	config_free(&cfg);
+	unlink(path);
+
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F",
+						   "/nonexistent/feeder.conf"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "/nonexistent/feeder.conf"));
+	config_free(&cfg);
+}
+
+/* FEEDER_* variables are fallbacks: used when nothing else gave a value. */
+static void
+test_env_fallbacks(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+	char	   *path;
+
+	(void) state;
+	setenv("FEEDER_BROKERS", "env:1", 1);
+	setenv("FEEDER_TOPIC", "e1,e2", 1);
+	setenv("FEEDER_GROUP", "eg", 1);
+	setenv("FEEDER_DSN", "service=feeder", 1);
+	assert_int_equal(PARSE(&cfg, err, "--log-level", "info"), CONFIG_OK);
+	assert_string_equal(cfg.brokers, "env:1");
+	assert_int_equal(cfg.ntopics, 2);
+	assert_string_equal(cfg.topics[1], "e2");
+	assert_string_equal(cfg.group, "eg");
+	assert_string_equal(cfg.dsn, "service=feeder");
+	config_free(&cfg);
+
+	/* flags and file beat the environment */
+	path = write_file("group=fg\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "arg:1", "--topic", "at", "-F", path),
+					 CONFIG_OK);
+	assert_string_equal(cfg.brokers, "arg:1");
+	assert_int_equal(cfg.ntopics, 1);
+	assert_string_equal(cfg.topics[0], "at");
+	assert_string_equal(cfg.group, "fg");
+	assert_string_equal(cfg.dsn, "service=feeder");
+	config_free(&cfg);
+	unlink(path);
+
+	setenv("FEEDER_TOPIC", "a,,b", 1);
+	assert_int_equal(PARSE(&cfg, err, "--log-level", "info"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "FEEDER_TOPIC"));
+	config_free(&cfg);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_flags_and_defaults, clear_env),
+		cmocka_unit_test_setup(test_repeatable_topic_and_numbers, clear_env),
+		cmocka_unit_test_setup(test_bad_arguments, clear_env),
+		cmocka_unit_test_setup(test_help_version, clear_env),
+		cmocka_unit_test_setup(test_property_refusal, clear_env),
+		cmocka_unit_test_setup(test_file, clear_env),
+		cmocka_unit_test_setup(test_file_precedence, clear_env),
+		cmocka_unit_test_setup(test_file_errors, clear_env),
+		cmocka_unit_test_setup(test_env_fallbacks, clear_env),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

@@ -1,0 +1,111 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_db_errors.c
+ *	  Unit tests of db_errors.c: SQLSTATE and connection failure
+ *	  classification into transient / fatal / other.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "db_errors.h"
+
+/* Every transient class named by the delivery contract. */
+static void
+test_transient(void **state)
+{
+	static const char *const codes[] = {
+		"08000", "08003", "08006", "08001", "08004", "08P01",
+		"40001", "40P01", "53000", "53100", "53200", "53300", "53400",
+		"55P03", "57014", "57P01", "57P02", "57P03", "57P04", "25006"
+	};
+	size_t		i;
+
+	(void) state;
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		assert_int_equal(db_classify_sqlstate(codes[i]), DB_ERR_TRANSIENT);
+	/* no SQLSTATE: connection lost, COMMIT result unknown */
+	assert_int_equal(db_classify_sqlstate(NULL), DB_ERR_TRANSIENT);
+	assert_int_equal(db_classify_sqlstate(""), DB_ERR_TRANSIENT);
+}
+
+/* Configuration and permission errors end the feeder. */
+static void
+test_fatal(void **state)
+{
+	static const char *const codes[] = {
+		"28000", "28P01", "3D000", "3F000", "42501", "42883", "42P01", "42703"
+	};
+	size_t		i;
+
+	(void) state;
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+	{
+		assert_int_equal(db_classify_sqlstate(codes[i]), DB_ERR_FATAL);
+		assert_non_null(db_fatal_hint(codes[i]));
+	}
+	assert_non_null(strstr(db_fatal_hint("42501"), "GRANT"));
+	assert_non_null(strstr(db_fatal_hint("42883"), "CREATE EXTENSION"));
+	assert_non_null(strstr(db_fatal_hint("3F000"), "CREATE EXTENSION"));
+}
+
+/* Everything else is "other", including near misses of the lists. */
+static void
+test_other(void **state)
+{
+	static const char *const codes[] = {
+		"22023", "22P02", "23505", "XX000", "54000", "40000", "55000",
+		"57000", "0A000", "P0001", "2200", "220233"
+	};
+	size_t		i;
+
+	(void) state;
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		assert_int_equal(db_classify_sqlstate(codes[i]), DB_ERR_OTHER);
+}
+
+/* Connection failures: configuration ones are fatal, the rest retried. */
+static void
+test_connect_failures(void **state)
+{
+	(void) state;
+	assert_string_equal(db_classify_connect_failure(
+													"connection to server at \"db\" (10.0.0.1), port 5432 failed: FATAL:  password authentication failed for user \"feeder\""),
+						"28P01");
+	assert_string_equal(db_classify_connect_failure(
+													"FATAL:  no pg_hba.conf entry for host \"10.0.0.2\", user \"feeder\", database \"orders\", no encryption"),
+						"28000");
+	assert_string_equal(db_classify_connect_failure("FATAL:  role \"bob\" does not exist"), "28000");
+	assert_string_equal(db_classify_connect_failure("FATAL:  database \"nodb\" does not exist"), "3D000");
+	assert_string_equal(db_classify_connect_failure(
+													"FATAL:  permission denied for database \"orders\""), "42501");
+	assert_string_equal(db_classify_connect_failure("fe_sendauth: no password supplied"), "28P01");
+
+	assert_null(db_classify_connect_failure(
+											"connection to server at \"localhost\" (127.0.0.1), port 5432 failed: Connection refused"));
+	assert_null(db_classify_connect_failure("FATAL:  the database system is starting up"));
+	assert_null(db_classify_connect_failure("FATAL:  the database system is shutting down"));
+	assert_null(db_classify_connect_failure("FATAL:  sorry, too many clients already"));
+	assert_null(db_classify_connect_failure("timeout expired"));
+	assert_null(db_classify_connect_failure(
+											"connection to server on socket \"/tmp/.s.PGSQL.5432\" failed: No such file or directory"));
+	assert_null(db_classify_connect_failure(NULL));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_transient),
+		cmocka_unit_test(test_fatal),
+		cmocka_unit_test(test_other),
+		cmocka_unit_test(test_connect_failures),
+	};
+
+	return cmocka_run_group_tests_name("db_errors", tests, NULL, NULL);
+}

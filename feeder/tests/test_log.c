@@ -1,0 +1,132 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_log.c
+ *	  Unit tests of log.c: password redaction of connection strings and
+ *	  quoting of log values.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "log.h"
+
+/*
+ * check_redact
+ *		Redact in and compare with expected; the secret must be gone.
+ */
+static void
+check_redact(const char *in, const char *expected, const char *secret)
+{
+	char	   *out = log_redact_conninfo(in);
+
+	assert_string_equal(out, expected);
+	if (secret)
+		assert_null(strstr(out, secret));
+	free(out);
+}
+
+/* key=value conninfo: bare, quoted, escaped, spaced, sslpassword. */
+static void
+test_redact_keyvalue(void **state)
+{
+	(void) state;
+	check_redact("host=db user=feeder password=hunter2 dbname=orders",
+				 "host=db user=feeder password=*** dbname=orders", "hunter2");
+	check_redact("password='s3cret pw' host=db",
+				 "password=*** host=db", "s3cret");
+	check_redact("host=db password = 'it\\'s secret' port=5432",
+				 "host=db password =*** port=5432", "secret");
+	check_redact("password=a\\ b host=x", "password=*** host=x", "a\\ b");
+	check_redact("sslpassword=keypass sslkey=/k", "sslpassword=*** sslkey=/k", "keypass");
+	check_redact("PASSWORD=upper", "PASSWORD=***", "upper");
+	check_redact("host=db dbname=orders", "host=db dbname=orders", NULL);
+	check_redact("", "", NULL);
+	/* a key that merely ends in "password" is not a password key */
+	check_redact("mypassword_hint=x", "mypassword_hint=x", NULL);
+}
+
+/* URIs: user:password@, query parameters, multiple hosts. */
+static void
+test_redact_uri(void **state)
+{
+	(void) state;
+	check_redact("postgresql://feeder:hunter2@db:5432/orders",
+				 "postgresql://feeder:***@db:5432/orders", "hunter2");
+	check_redact("postgres://feeder:p%40ss@h1:5432,h2:5433/orders?sslmode=require",
+				 "postgres://feeder:***@h1:5432,h2:5433/orders?sslmode=require", "p%40ss");
+	check_redact("postgresql://feeder@db/orders?password=hunter2&sslmode=verify-full",
+				 "postgresql://feeder@db/orders?password=***&sslmode=verify-full", "hunter2");
+	check_redact("postgresql://db/orders?sslmode=require&password=x%20y",
+				 "postgresql://db/orders?sslmode=require&password=***", "x%20y");
+	check_redact("postgresql:///orders?host=/run/pg", "postgresql:///orders?host=/run/pg", NULL);
+	check_redact("postgresql://u:@db/x", "postgresql://u:***@db/x", NULL);
+}
+
+/* A connection string embedded in free text is redacted too. */
+static void
+test_redact_embedded(void **state)
+{
+	(void) state;
+	check_redact("could not use postgresql://a:b@c/d now",
+				 "could not use postgresql://a:***@c/d now", ":b@");
+	check_redact("dsn: host=x password=zz", "dsn: host=x password=***", "zz");
+}
+
+/* Values are bare when plain, quoted and escaped otherwise. */
+static void
+test_quote_value(void **state)
+{
+	char		buf[128];
+
+	(void) state;
+	log_quote_value(buf, sizeof(buf), "orders");
+	assert_string_equal(buf, "orders");
+	log_quote_value(buf, sizeof(buf), "orders [2] @17");
+	assert_string_equal(buf, "\"orders [2] @17\"");
+	log_quote_value(buf, sizeof(buf), "say \"hi\"\n\\");
+	assert_string_equal(buf, "\"say \\\"hi\\\"\\n\\\\\"");
+	log_quote_value(buf, sizeof(buf), "a=b");
+	assert_string_equal(buf, "\"a=b\"");
+	log_quote_value(buf, sizeof(buf), "");
+	assert_string_equal(buf, "\"\"");
+	log_quote_value(buf, sizeof(buf), "\x01");
+	assert_string_equal(buf, "\"\\x01\"");
+	/* truncation keeps the buffer terminated */
+	log_quote_value(buf, 4, "abcdef");
+	assert_string_equal(buf, "abc");
+}
+
+/* Level names parse both ways. */
+static void
+test_levels(void **state)
+{
+	log_level	l;
+
+	(void) state;
+	assert_int_equal(log_parse_level("warning", &l), 0);
+	assert_int_equal(l, LOG_WARNING);
+	assert_int_equal(log_parse_level("WARN", &l), 0);
+	assert_int_equal(l, LOG_WARNING);
+	assert_int_equal(log_parse_level("verbose", &l), -1);
+	assert_string_equal(log_level_name(LOG_ERROR), "error");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_redact_keyvalue),
+		cmocka_unit_test(test_redact_uri),
+		cmocka_unit_test(test_redact_embedded),
+		cmocka_unit_test(test_quote_value),
+		cmocka_unit_test(test_levels),
+	};
+
+	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
+}
