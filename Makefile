@@ -39,10 +39,16 @@ all: $(SUBDIRS)
 $(SUBDIRS):
 	$(MAKE) -C $@
 
-install: install-subdirs
+# Programs and the man page go under PREFIX; the extension where PGXS says.
+PREFIX ?= /usr/local
+
+install: install-subdirs install-man
 
 install-subdirs: $(SUBDIRS)
 	for dir in $(SUBDIRS); do $(MAKE) -C $$dir install || exit 1; done
+
+install-man:
+	install -D -m 644 docs/received-orders-feeder.1 $(DESTDIR)$(PREFIX)/share/man/man1/received-orders-feeder.1
 
 clean: clean-subdirs
 
@@ -52,4 +58,7 @@ clean-subdirs:
 test:
 	test/run
 
-.PHONY: $(SUBDIRS) install-subdirs clean-subdirs test
+demo:
+	demo/run
+
+.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo

@@ -1,0 +1,48 @@
+# test/lib/packages.sh — the Debian packages the project needs, installed once
+#
+# Sourced by test/run and demo/run (after common.sh).  The list lives in
+# test/packages.txt, one package per line, "#" starts a comment.
+#
+#   ro_package_list          print the packages of test/packages.txt
+#   ro_missing_packages      print those dpkg does not have installed
+#   ro_install_packages [LOG]
+#                            as root: apt-get update + install the missing
+#                            ones (output to LOG when given); as anyone else:
+#                            print the exact sudo apt-get line and fail
+
+# ro_package_list — the Debian packages named in test/packages.txt
+ro_package_list() {
+	sed -e 's/#.*//' -e 's/[[:space:]]//g' "$RO_ROOT/test/packages.txt" | grep -v '^$'
+}
+
+# ro_missing_packages — the listed packages dpkg does not report installed
+ro_missing_packages() {
+	local pkg status
+	while read -r pkg; do
+		status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null) || status=
+		[[ $status == ii* ]] || printf '%s\n' "$pkg"
+	done < <(ro_package_list)
+}
+
+# ro_install_packages [LOG] — install what is missing (see the header)
+ro_install_packages() {
+	local log=${1:-/dev/stdout} missing
+	if ! command -v dpkg-query >/dev/null; then
+		ro_log "not a Debian system; make sure these are installed: $(ro_package_list | tr '\n' ' ')"
+		return 0
+	fi
+	mapfile -t missing < <(ro_missing_packages)
+	[[ ${#missing[@]} == 0 ]] && return 0
+	if [[ $EUID != 0 ]]; then
+		echo "missing Debian packages; run:"
+		echo "sudo apt-get install -y ${missing[*]}"
+		return 1
+	fi
+	ro_log "installing ${missing[*]}"
+	if ! { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"; } \
+		</dev/null >>"$log" 2>&1; then
+		[[ $log == /dev/stdout ]] || tail -n 20 "$log" >&2
+		ro_log "apt-get install failed"
+		return 1
+	fi
+}
