@@ -12,8 +12,9 @@
  *		[--bootstrap-file FILE] [--control FIFO | --no-stdin]
  *		runs the cluster, prints "bootstrap=HOST:PORT,..." (and writes the
  *		same line to FILE once it is complete), then executes one command
- *		per line from stdin (or from FIFO): "down ID", "up ID",
- *		"leader TOPIC PARTITION ID", "quit"; each is answered on stdout
+ *		per line from stdin (or from FIFO): "down ID", "up ID" (ID -1: every
+ *		broker), "leader TOPIC PARTITION ID", "coordinator group GROUP ID",
+ *		"quit"; each is answered on stdout
  *		with "ok" or "error: reason".  It exits 0 on "quit", on end of
  *		stdin, on SIGTERM or SIGINT.  With --no-stdin it only waits for a
  *		signal; a control FIFO is opened read-write, so writers may come
@@ -28,7 +29,10 @@
  *
  * Known traits of librdkafka 2.0.2's mock cluster: it keeps only about
  * 5 MiB per partition and drops older messages silently; broker "down"
- * refuses connections but does not move partition leadership.
+ * refuses connections but does not move partition leadership; a member
+ * that leaves a consumer group, even cleanly, is dropped only when its
+ * session times out, so a member joining meanwhile waits that long (tests
+ * use session.timeout.ms=6000 rather than the default 45 s).
  *
  * IDENTIFICATION
  *	  feeder/dev_kafka.c
@@ -92,7 +96,8 @@ devkafka_usage(FILE *out)
 			"                    [--bootstrap-file FILE] [--control FIFO | --no-stdin]\n"
 			"       ro-dev-kafka --committed --bootstrap BOOT --group G --topic T\n"
 			"       ro-dev-kafka --end-offsets --bootstrap BOOT --topic T\n"
-			"commands (stdin or FIFO): down ID | up ID | leader TOPIC PARTITION ID | quit\n");
+			"commands (stdin or FIFO): down ID | up ID | leader TOPIC PARTITION ID |\n"
+			"                          coordinator group GROUP ID | quit\n");
 }
 
 /*
@@ -154,6 +159,20 @@ devkafka_parse_topic(devkafka_options *opts, const char *arg)
 }
 
 /*
+ * devkafka_option_value
+ *		The value following option argv[*i]; advances *i past it, or exits 2
+ *		when the command line ends there.
+ */
+static const char *
+devkafka_option_value(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc)
+		devkafka_fail_usage("missing value for", argv[*i]);
+	*i += 1;
+	return argv[*i];
+}
+
+/*
  * devkafka_parse_args
  *		Fill the options from argv; any mistake exits 2 with a reason.
  */
@@ -167,10 +186,6 @@ devkafka_parse_args(devkafka_options *opts, int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 	{
 		const char *arg = argv[i];
-		const char *value = (i + 1 < argc) ? argv[i + 1] : NULL;
-
-#define NEED_VALUE() \
-	do { if (value == NULL) devkafka_fail_usage("missing value for", arg); i++; } while (0)
 
 		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
 		{
@@ -178,26 +193,14 @@ devkafka_parse_args(devkafka_options *opts, int argc, char **argv)
 			exit(0);
 		}
 		else if (strcmp(arg, "--brokers") == 0)
-		{
-			NEED_VALUE();
-			opts->brokers = devkafka_parse_int(value, 1, 64,
-											   "invalid broker count");
-		}
+			opts->brokers = devkafka_parse_int(devkafka_option_value(argc, argv, &i),
+											   1, 64, "invalid broker count");
 		else if (strcmp(arg, "--topic") == 0)
-		{
-			NEED_VALUE();
-			devkafka_parse_topic(opts, value);
-		}
+			devkafka_parse_topic(opts, devkafka_option_value(argc, argv, &i));
 		else if (strcmp(arg, "--bootstrap-file") == 0)
-		{
-			NEED_VALUE();
-			opts->bootstrap_file = value;
-		}
+			opts->bootstrap_file = devkafka_option_value(argc, argv, &i);
 		else if (strcmp(arg, "--control") == 0)
-		{
-			NEED_VALUE();
-			opts->control_fifo = value;
-		}
+			opts->control_fifo = devkafka_option_value(argc, argv, &i);
 		else if (strcmp(arg, "--no-stdin") == 0)
 			opts->no_stdin = 1;
 		else if (strcmp(arg, "--committed") == 0)
@@ -205,18 +208,11 @@ devkafka_parse_args(devkafka_options *opts, int argc, char **argv)
 		else if (strcmp(arg, "--end-offsets") == 0)
 			opts->mode = DEVKAFKA_MODE_END_OFFSETS;
 		else if (strcmp(arg, "--bootstrap") == 0)
-		{
-			NEED_VALUE();
-			opts->bootstrap = value;
-		}
+			opts->bootstrap = devkafka_option_value(argc, argv, &i);
 		else if (strcmp(arg, "--group") == 0)
-		{
-			NEED_VALUE();
-			opts->group = value;
-		}
+			opts->group = devkafka_option_value(argc, argv, &i);
 		else
 			devkafka_fail_usage("unknown argument", arg);
-#undef NEED_VALUE
 	}
 
 	if (opts->mode == DEVKAFKA_MODE_CLUSTER)
@@ -404,6 +400,18 @@ devkafka_execute(rd_kafka_mock_cluster_t *mcluster, int brokers, char *line)
 		else
 			err = rd_kafka_mock_broker_set_up(mcluster, id);
 	}
+	else if (strcmp(verb, "coordinator") == 0)
+	{
+		if (arg1 == NULL || arg2 == NULL ||
+			(strcmp(arg1, "group") != 0 && strcmp(arg1, "transaction") != 0) ||
+			devkafka_parse_broker_id(arg3, brokers, &id) != 0 || id < 1)
+		{
+			printf("error: usage: coordinator group|transaction KEY BROKER_ID\n");
+			fflush(stdout);
+			return 0;
+		}
+		err = rd_kafka_mock_coordinator_set(mcluster, arg1, arg2, id);
+	}
 	else if (strcmp(verb, "leader") == 0)
 	{
 		char	   *end;
@@ -424,7 +432,7 @@ devkafka_execute(rd_kafka_mock_cluster_t *mcluster, int brokers, char *line)
 	}
 	else
 	{
-		printf("error: unknown command \"%s\" (down ID, up ID, leader TOPIC PARTITION ID, quit)\n",
+		printf("error: unknown command \"%s\" (down ID, up ID, leader TOPIC PARTITION ID, coordinator group KEY ID, quit)\n",
 			   verb);
 		fflush(stdout);
 		return 0;
