@@ -12,10 +12,12 @@
  * The batch function never fails for one bad element.  Raw checks that
  * cannot throw run first; parsing and the one INSERT for all good elements
  * then run in a single subtransaction.  Should that throw (a DBA's trigger or
- * constraint, a number jsonb cannot hold), it is rolled back and every
- * element is retried in a subtransaction of its own, so the error is pinned
- * on its element, which is quarantined.  Transient errors are re-thrown:
- * the caller retries the whole batch.
+ * constraint, a number jsonb cannot hold), it is rolled back, every element
+ * is parsed again in a subtransaction of its own, and the valid ones are
+ * inserted by halves, each half in a subtransaction, halving again where one
+ * fails: the error is pinned on its element, which is quarantined, at a cost
+ * of about 2 log2(n) subtransactions per bad element rather than n.
+ * Transient errors are re-thrown: the caller retries the whole batch.
  *
  *-------------------------------------------------------------------------
  */
@@ -68,6 +70,8 @@ typedef struct Batch
 	BatchItem  *items;
 	BatchItem **candidates;		/* valid events sorted by order_id */
 	int			ncandidates;
+	int			range_start;	/* candidates the insert step writes */
+	int			range_end;
 	MemoryContext scratch;		/* parser work space, reset per element */
 	Datum	   *values;
 	bool	   *values_null;
@@ -99,7 +103,8 @@ static bool BatchTry(BatchStep step, Batch *batch, BatchItem *item);
 static void BatchParseItem(Batch *batch, BatchItem *item);
 static void BatchSortCandidates(Batch *batch);
 static void BatchParseAndInsertAll(Batch *batch, BatchItem *unused);
-static void BatchInsertItem(Batch *batch, BatchItem *item);
+static void BatchInsertRangeStep(Batch *batch, BatchItem *unused);
+static void BatchInsertByHalves(Batch *batch, int start, int end);
 static void BatchResolveNotInserted(Batch *batch);
 static void BatchQuarantine(Batch *batch);
 static int	BatchCompareCandidates(const void *a, const void *b);
@@ -318,8 +323,7 @@ materialize_orders(PG_FUNCTION_ARGS)
 			}
 		}
 		BatchSortCandidates(&batch);
-		for (int c = 0; c < batch.ncandidates; c++)
-			BatchTry(BatchInsertItem, &batch, batch.candidates[c]);
+		BatchInsertByHalves(&batch, 0, batch.ncandidates);
 	}
 
 	BatchResolveNotInserted(&batch);
@@ -535,33 +539,66 @@ BatchCompareCandidates(const void *a, const void *b)
 static void
 BatchParseAndInsertAll(Batch *batch, BatchItem *unused)
 {
-	RoEvent   **events;
-	bool	   *inserted;
-
 	for (int i = 0; i < batch->count; i++)
 		if (batch->items[i].state == BATCH_PENDING)
 			BatchParseItem(batch, &batch->items[i]);
 	BatchSortCandidates(batch);
-	if (batch->ncandidates == 0)
-		return;
-
-	events = palloc(sizeof(RoEvent *) * batch->ncandidates);
-	inserted = palloc(sizeof(bool) * batch->ncandidates);
-	for (int c = 0; c < batch->ncandidates; c++)
-		events[c] = &batch->candidates[c]->event;
-	RoStoreInsertMany(events, batch->ncandidates, inserted);
-	for (int c = 0; c < batch->ncandidates; c++)
-		batch->candidates[c]->inserted = inserted[c];
+	batch->range_start = 0;
+	batch->range_end = batch->ncandidates;
+	BatchInsertRangeStep(batch, NULL);
 }
 
 /*
- * BatchInsertItem
- *		The slow path's insert of one candidate.
+ * BatchInsertRangeStep
+ *		Insert candidates[range_start .. range_end) with one statement and
+ *		note which of them wrote a row.
  */
 static void
-BatchInsertItem(Batch *batch, BatchItem *item)
+BatchInsertRangeStep(Batch *batch, BatchItem *unused)
 {
-	item->inserted = RoStoreInsertOne(&item->event);
+	int			count = batch->range_end - batch->range_start;
+	RoEvent   **events;
+	bool	   *inserted;
+
+	if (count <= 0)
+		return;
+	events = palloc(sizeof(RoEvent *) * count);
+	inserted = palloc(sizeof(bool) * count);
+	for (int c = 0; c < count; c++)
+		events[c] = &batch->candidates[batch->range_start + c]->event;
+	RoStoreInsertMany(events, count, inserted);
+	for (int c = 0; c < count; c++)
+		batch->candidates[batch->range_start + c]->inserted = inserted[c];
+	pfree(events);
+	pfree(inserted);
+}
+
+/*
+ * BatchInsertByHalves
+ *		The slow path's insert: candidates[start .. end) in a subtransaction;
+ *		if that fails, each half the same way, down to the one element that
+ *		fails, which BatchTry rejects with its error.
+ *
+ * Halves keep the order_id order, so locks are still taken in one order; a
+ * later duplicate of an id inserted by an earlier half simply conflicts.
+ */
+static void
+BatchInsertByHalves(Batch *batch, int start, int end)
+{
+	int			middle;
+
+	if (start >= end)
+		return;
+	batch->range_start = start;
+	batch->range_end = end;
+	if (BatchTry(BatchInsertRangeStep, batch,
+				 end - start == 1 ? batch->candidates[start] : NULL))
+		return;
+	if (end - start == 1)
+		return;
+	middle = start + (end - start) / 2;
+	BatchInsertByHalves(batch, start, middle);
+	BatchInsertByHalves(batch, middle, end);
 }
 
 /*

@@ -7,7 +7,7 @@
 -- error fails the whole call.
 
 BEGIN;
-SELECT plan(30);
+SELECT plan(32);
 
 -- Conflicts raise a WARNING each; expected here, so kept off the TAP output.
 SET LOCAL client_min_messages = error;
@@ -270,6 +270,31 @@ SELECT is_empty(
 	$$SELECT id FROM received_orders.received_orders_quarantine
 	   WHERE kafka_topic = 'orders-04-trigger' AND reason NOT LIKE '%DBA rule refuses order%'$$,
 	'the quarantine reason carries the trigger''s message');
+
+-- In a large batch the refused elements are found by halving: every other
+-- element is stored, and only the refused ones (the same order twice) are rejected.
+CREATE TEMP TABLE big_batch AS
+SELECT g AS pos,
+       convert_to(pg_catalog.format('{"orderId": "%s", "externalReference": "ref-big-%s"}',
+                  CASE WHEN g IN (40, 260) THEN 'c0000000-0000-4000-8000-0000000000f1'
+                       ELSE 'c1000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0') END, g), 'UTF8') AS value
+  FROM generate_series(1, 300) AS g;
+SELECT results_eq(
+	$$SELECT "position", outcome::text, sqlstate
+	    FROM received_orders.materialize_orders(
+	           (SELECT array_agg(value ORDER BY pos) FROM big_batch),
+	           (SELECT array_agg('orders-04-big'::text) FROM big_batch),
+	           (SELECT array_agg(0) FROM big_batch),
+	           (SELECT array_agg(pos::bigint ORDER BY pos) FROM big_batch),
+	           NULL)
+	   WHERE outcome <> 'inserted'$$,
+	$$VALUES (40, 'rejected'::text, 'P0001'::text), (260, 'rejected', 'P0001')$$,
+	'in a batch of 300, only the two elements the trigger refuses are rejected');
+SELECT is(
+	(SELECT count(*)::integer FROM received_orders.received_orders
+	  WHERE external_reference LIKE 'ref-big-%'),
+	298,
+	'the 298 other elements of the large batch are stored');
 
 -- Transient errors propagate.  57014 (query_canceled) is not exercised: PL/pgSQL's
 -- WHEN OTHERS, which throws_ok relies on, does not catch it.
