@@ -29,6 +29,10 @@ typedef struct feeder_app
 	msg_queue	pending;		/* consumed while paused, delivered next */
 	backoff_policy backoff;
 	int64_t		next_stats_ms;
+	int			delivering;		/* inside deliver_batch */
+	int64_t		next_metrics_ms;	/* next lag refresh and database check */
+	int64_t		next_db_retry_ms;	/* idle reconnection (metrics on) */
+	int			db_retry_attempt;
 } feeder_app;
 
 typedef enum deliver_result

@@ -4,7 +4,8 @@
  *	  Command line, -F file and environment configuration of the feeder.
  *
  * Precedence, highest first: command line, -F file, environment
- * (FEEDER_BROKERS, FEEDER_TOPIC, FEEDER_GROUP, FEEDER_DSN), built-in
+ * (FEEDER_BROKERS, FEEDER_TOPIC, FEEDER_GROUP, FEEDER_DSN,
+ * FEEDER_METRICS_LISTEN), built-in
  * defaults.  --topic is repeatable; a source that gives any topic replaces
  * the topics of lower sources.  librdkafka properties (-X key=value, or any
  * file key that is not a feeder option) are passed through in order, file
@@ -66,6 +67,7 @@ static const struct
 	{"log-level", OPT_LOG_LEVEL},
 	{"retry-backoff-ms", OPT_RETRY_BACKOFF_MS},
 	{"retry-backoff-max-ms", OPT_RETRY_BACKOFF_MAX_MS},
+	{"metrics-listen", OPT_METRICS_LISTEN},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -219,6 +221,56 @@ config_set_string(char **field, const char *value)
 }
 
 /*
+ * config_split_listen
+ *		Split a --metrics-listen value "HOST:PORT" into its host and port:
+ *		HOST is an IPv4 literal, a name (localhost) or an IPv6 literal in
+ *		brackets ("[::1]:9900"); PORT is 0..65535 (0: any free port).  0 on
+ *		success, -1 when the value is malformed or a part does not fit.
+ *		Shared by the option parser (exit 2) and the metrics server.
+ */
+int
+config_split_listen(const char *value, char *host, size_t hostlen,
+					char *port, size_t portlen)
+{
+	const char *colon;
+	const char *h = value;
+	size_t		hlen;
+	int			portnum;
+
+	if (value[0] == '[')
+	{
+		const char *close = strchr(value, ']');
+
+		if (close == NULL || close[1] != ':')
+			return -1;
+		h = value + 1;
+		hlen = (size_t) (close - h);
+		colon = close + 1;
+		if (memchr(h, ':', hlen) == NULL)
+			return -1;			/* brackets are for IPv6 literals only */
+	}
+	else
+	{
+		colon = strrchr(value, ':');
+		if (colon == NULL)
+			return -1;
+		hlen = (size_t) (colon - value);
+		if (memchr(value, ':', hlen) != NULL)
+			return -1;			/* an IPv6 literal needs brackets */
+	}
+	if (hlen == 0 || hlen >= hostlen)
+		return -1;
+	if (!isdigit((unsigned char) colon[1]) ||
+		config_parse_int(colon + 1, 0, 65535, &portnum) != 0 ||
+		strlen(colon + 1) >= portlen)
+		return -1;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	snprintf(port, portlen, "%d", portnum);
+	return 0;
+}
+
+/*
  * config_set_option
  *		Apply one option value from a source.  A value from a lower source
  *		than the one already applied is ignored; a value from a higher
@@ -300,6 +352,18 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 				return config_error(err, errlen,
 									"%s: expected milliseconds from 1 to 3600000, got \"%s\"",
 									where, value);
+			break;
+		case OPT_METRICS_LISTEN:
+			{
+				char		host[256];
+				char		port[8];
+
+				if (config_split_listen(value, host, sizeof(host), port, sizeof(port)) != 0)
+					return config_error(err, errlen,
+										"%s: expected ADDRESS:PORT (127.0.0.1:9900, [::1]:9900, localhost:0), got \"%s\"",
+										where, value);
+				config_set_string(&cfg->metrics_listen, value);
+			}
 			break;
 		default:
 			return config_error(err, errlen, "%s: unknown option", where);
@@ -438,8 +502,8 @@ config_load_file(feeder_config *cfg, const char *path, char *err, size_t errlen)
 
 /*
  * config_apply_env
- *		Fill brokers, topic, group and DSN from FEEDER_* variables when no
- *		higher source gave them.  FEEDER_TOPIC may list several topics
+ *		Fill brokers, topic, group, DSN and the metrics address from
+ *		FEEDER_* variables when no higher source gave them.  FEEDER_TOPIC may list several topics
  *		separated by commas.
  */
 static config_result
@@ -454,6 +518,7 @@ config_apply_env(feeder_config *cfg, char *err, size_t errlen)
 		{CONFIG_ENV_TOPIC, OPT_TOPIC},
 		{CONFIG_ENV_GROUP, OPT_GROUP},
 		{CONFIG_ENV_DSN, OPT_DSN},
+		{CONFIG_ENV_METRICS_LISTEN, OPT_METRICS_LISTEN},
 	};
 	size_t		i;
 
@@ -538,6 +603,7 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 		{"retry-backoff-ms", required_argument, NULL, OPT_RETRY_BACKOFF_MS},
 		{"retry-backoff-max-ms", required_argument, NULL, OPT_RETRY_BACKOFF_MAX_MS},
+		{"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -637,6 +703,7 @@ config_free(feeder_config *cfg)
 	free(cfg->group);
 	free(cfg->dsn);
 	free(cfg->client_id);
+	free(cfg->metrics_listen);
 	for (i = 0; i < cfg->nprops; i++)
 	{
 		free(cfg->props[i].key);
@@ -674,6 +741,11 @@ config_usage(FILE *out)
 		  "  --log-level LEVEL       debug, info, warning or error (default info)\n"
 		  "  --retry-backoff-ms MS   first delay before retrying a failed batch (default 100)\n"
 		  "  --retry-backoff-max-ms MS  cap of the retry delay (default 5000)\n"
+		  "  --metrics-listen ADDR:PORT  serve Prometheus metrics on /metrics and health\n"
+		  "                          on /healthz at ADDR:PORT (127.0.0.1:9900,\n"
+		  "                          [::1]:9900, localhost:0; port 0 picks a free one,\n"
+		  "                          logged as event=metrics_listening); default: off\n"
+		  "                                                    [$FEEDER_METRICS_LISTEN]\n"
 		  "  -X KEY=VALUE            librdkafka property (TLS, SASL, ...); -X list shows them.\n"
 		  "                          Refused: enable.auto.offset.store, enable.auto.commit,\n"
 		  "                          auto.commit.enable, offset.store.method, isolation.level\n"

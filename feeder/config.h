@@ -44,6 +44,7 @@ typedef enum config_option
 	OPT_LOG_LEVEL,
 	OPT_RETRY_BACKOFF_MS,
 	OPT_RETRY_BACKOFF_MAX_MS,
+	OPT_METRICS_LISTEN,
 	OPT_COUNT
 } config_option;
 
@@ -61,6 +62,7 @@ typedef struct feeder_config
 	log_level	log_level;
 	int			retry_backoff_ms;
 	int			retry_backoff_max_ms;
+	char	   *metrics_listen;	/* "ADDR:PORT" or NULL: no HTTP endpoint */
 	config_prop *props;			/* -F file properties first, then -X */
 	int			nprops;
 	char	   *config_file;
@@ -82,6 +84,7 @@ typedef enum config_result
 #define CONFIG_ENV_TOPIC	"FEEDER_TOPIC"
 #define CONFIG_ENV_GROUP	"FEEDER_GROUP"
 #define CONFIG_ENV_DSN		"FEEDER_DSN"
+#define CONFIG_ENV_METRICS_LISTEN	"FEEDER_METRICS_LISTEN"
 
 #define CONFIG_DEFAULT_GROUP		"received-orders-feeder"
 #define CONFIG_DEFAULT_BATCH_SIZE	500
@@ -93,6 +96,8 @@ typedef enum config_result
 extern config_result config_parse(feeder_config *cfg, int argc, char **argv,
 								  char *err, size_t errlen);
 extern void config_free(feeder_config *cfg);
+extern int	config_split_listen(const char *value, char *host, size_t hostlen,
+								char *port, size_t portlen);
 extern const char *config_refused_reason(const char *key);
 extern void config_usage(FILE *out);
 

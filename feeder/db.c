@@ -509,6 +509,30 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 }
 
 /*
+ * db_check_idle
+ *		Notice, without a round trip, that the server closed an idle
+ *		connection (stopped, crashed, restarted, terminated us): read what
+ *		the socket holds (libpq's socket is non-blocking, so this never
+ *		waits) and look at the connection state.  Transient with err filled
+ *		(and the connection dropped, so the next batch reconnects) when it
+ *		is gone or was never made; DB_ERR_NONE otherwise.  A silent network
+ *		partition is only seen by the next batch.
+ */
+db_error_class
+db_check_idle(db_conn *db, db_error *err)
+{
+	memset(err, 0, sizeof(*err));
+	if (db->conn != NULL && PQconsumeInput(db->conn) &&
+		PQstatus(db->conn) == CONNECTION_OK)
+		return DB_ERR_NONE;
+	err->step = "check";
+	err->cls = DB_ERR_TRANSIENT;
+	db_copy_message(err, db->conn ? PQerrorMessage(db->conn) : "no connection");
+	db_disconnect(db);
+	return err->cls;
+}
+
+/*
  * db_free
  *		Close and release everything.
  */

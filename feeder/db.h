@@ -39,7 +39,8 @@ typedef struct db_error
 	db_error_class cls;
 	char		sqlstate[6];	/* "" when none */
 	char		message[1024];
-	const char *step;			/* connect, prepare, begin, execute, commit */
+	const char *step;			/* connect, prepare, begin, execute, commit,
+								 * check (db_check_idle) */
 } db_error;
 
 typedef struct db_conn db_conn;
@@ -49,6 +50,7 @@ extern int	db_connected(const db_conn *db);
 extern db_error_class db_connect(db_conn *db, db_error *err);
 extern db_error_class db_run_batch(db_conn *db, const batch *b,
 								   db_row **rows, int *nrows, db_error *err);
+extern db_error_class db_check_idle(db_conn *db, db_error *err);
 extern void db_disconnect(db_conn *db);
 extern void db_free(db_conn *db);
 extern const char *db_outcome_name(db_outcome o);

@@ -20,6 +20,9 @@
  * element errors itself, so logged as an error and retried with the same
  * backoff; never acknowledged.
  *
+ * Retried failures are further sorted into a small fixed set of reasons
+ * (db_retry_reason) for the retries_total{class=...} metric.
+ *
  *-------------------------------------------------------------------------
  */
 #include <string.h>
@@ -56,6 +59,57 @@ db_classify_sqlstate(const char *s)
 		return DB_ERR_FATAL;
 
 	return DB_ERR_OTHER;
+}
+
+/*
+ * db_retry_reason_of
+ *		Finer reason of a retried failure, for the retries_total metric:
+ *		the SQLSTATE's class where it tells something an operator acts on,
+ *		"commit_unknown" when the connection broke while COMMIT was in
+ *		flight (step "commit" without SQLSTATE), "other" for the rest
+ *		(57014 canceled, 25006 read-only, unexpected errors).
+ */
+db_retry_reason
+db_retry_reason_of(const char *s, const char *step)
+{
+	if (s == NULL || s[0] == '\0')
+	{
+		if (step != NULL && strcmp(step, "commit") == 0)
+			return DB_RETRY_COMMIT_UNKNOWN;
+		return DB_RETRY_CONNECTION;
+	}
+	if (strlen(s) != 5)
+		return DB_RETRY_OTHER;
+	if (strncmp(s, "08", 2) == 0 || strcmp(s, "57P05") == 0)
+		return DB_RETRY_CONNECTION;
+	if (strcmp(s, "40001") == 0)
+		return DB_RETRY_SERIALIZATION;
+	if (strcmp(s, "40P01") == 0)
+		return DB_RETRY_DEADLOCK;
+	if (strncmp(s, "53", 2) == 0)
+		return DB_RETRY_RESOURCES;
+	if (strcmp(s, "55P03") == 0)
+		return DB_RETRY_LOCK;
+	if (strncmp(s, "57P0", 4) == 0)
+		return DB_RETRY_SHUTDOWN;
+	return DB_RETRY_OTHER;
+}
+
+/*
+ * db_retry_reason_name
+ *		The class label of retries_total.
+ */
+const char *
+db_retry_reason_name(db_retry_reason reason)
+{
+	static const char *const names[DB_RETRY_NREASONS] = {
+		"connection", "serialization", "deadlock", "resources", "lock",
+		"shutdown", "commit_unknown", "other"
+	};
+
+	if ((int) reason < 0 || reason >= DB_RETRY_NREASONS)
+		return "other";
+	return names[reason];
 }
 
 /*

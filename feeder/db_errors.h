@@ -16,7 +16,26 @@ typedef enum db_error_class
 	DB_ERR_OTHER				/* unexpected: retried too, logged as error */
 } db_error_class;
 
+/*
+ * Why a failed batch attempt was retried: a bounded set, the label values
+ * of the retries_total metric (db_retry_reason_name gives the names).
+ */
+typedef enum db_retry_reason
+{
+	DB_RETRY_CONNECTION = 0,	/* no SQLSTATE (connection lost), 08*, 57P05 */
+	DB_RETRY_SERIALIZATION,		/* 40001 */
+	DB_RETRY_DEADLOCK,			/* 40P01 */
+	DB_RETRY_RESOURCES,			/* 53* */
+	DB_RETRY_LOCK,				/* 55P03 */
+	DB_RETRY_SHUTDOWN,			/* 57P01..57P04 */
+	DB_RETRY_COMMIT_UNKNOWN,	/* COMMIT sent, answer lost */
+	DB_RETRY_OTHER,				/* everything else */
+	DB_RETRY_NREASONS
+} db_retry_reason;
+
 extern db_error_class db_classify_sqlstate(const char *sqlstate);
+extern db_retry_reason db_retry_reason_of(const char *sqlstate, const char *step);
+extern const char *db_retry_reason_name(db_retry_reason reason);
 extern const char *db_classify_connect_failure(const char *message);
 extern const char *db_fatal_hint(const char *sqlstate);
 extern const char *db_error_class_name(db_error_class cls);

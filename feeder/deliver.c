@@ -13,14 +13,34 @@
  * needed.  A signal during that wait abandons the batch unacknowledged;
  * a configuration or permission error ends the feeder with exit 3.
  *
+ * Metrics: the attempt that commits is timed (transaction and offset
+ * store) for batch_duration_seconds; each retried attempt is counted by
+ * reason; the database is marked down when an attempt leaves no working
+ * connection, and up when a batch commits.
+ *
  *-------------------------------------------------------------------------
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "app.h"
 #include "feeder.h"
 #include "log.h"
+#include "metrics.h"
+
+/*
+ * deliver_seconds
+ *		Monotonic clock in seconds, for the batch duration histogram.
+ */
+static double
+deliver_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
 
 /*
  * deliver_log_fatal
@@ -135,6 +155,7 @@ deliver_batch(feeder_app *app)
 	int			attempt = 0;
 	int64_t		failing_since = 0;
 
+	app->delivering = 1;
 	for (;;)
 	{
 		db_row	   *rows;
@@ -142,6 +163,7 @@ deliver_batch(feeder_app *app)
 		db_error	err;
 		db_error_class cls;
 		int			delay;
+		double		started;
 
 		if (app->batch.count == 0)
 		{
@@ -149,12 +171,16 @@ deliver_batch(feeder_app *app)
 			break;
 		}
 
+		started = deliver_seconds();
 		cls = db_run_batch(app->db, &app->batch, &rows, &nrows, &err);
 		if (cls == DB_ERR_NONE)
 		{
 			deliver_report(app, rows, nrows);
 			kafka_store_offsets(app->kc, &app->batch);
 			app->stats.batches++;
+			metrics_observe_batch(deliver_seconds() - started);
+			metrics_set_database(1, NULL);
+			metrics_publish(&app->stats);
 			if (attempt > 0)
 			{
 				log_line	line;
@@ -168,6 +194,8 @@ deliver_batch(feeder_app *app)
 			result = DELIVER_OK;
 			break;
 		}
+		if (!db_connected(app->db) || cls == DB_ERR_FATAL)
+			metrics_set_database(0, err.message);
 		if (cls == DB_ERR_FATAL)
 		{
 			deliver_log_fatal(&err);
@@ -184,6 +212,7 @@ deliver_batch(feeder_app *app)
 			break;
 		}
 		app->stats.retries++;
+		metrics_count_retry(db_retry_reason_of(err.sqlstate, err.step));
 		delay = backoff_delay_ms(&app->backoff, attempt, backoff_random());
 		deliver_log_retry(app, &err, attempt, delay);
 		attempt++;
@@ -212,5 +241,6 @@ deliver_batch(feeder_app *app)
 		log_end(&line);
 	}
 	kafka_resume(app->kc);
+	app->delivering = 0;
 	return result;
 }

@@ -29,30 +29,8 @@
 
 #include "feeder.h"
 #include "kafka.h"
+#include "kafka_int.h"
 #include "log.h"
-
-typedef struct kafka_slot
-{
-	char	   *topic;
-	int32_t		partition;
-	int			assigned;
-	uint64_t	generation;
-	int64_t		acked;			/* last stored offset (next to read), -1 */
-	int64_t		first_seen;		/* first offset consumed this generation */
-	int64_t		store_to;		/* scratch for kafka_store_offsets */
-} kafka_slot;
-
-struct kafka_consumer
-{
-	rd_kafka_t *rk;
-	kafka_slot *slots;
-	int			nslots;
-	uint64_t	generation;
-	int			paused;			/* feeder holds the assignment paused */
-	int			rebalanced;		/* assignment changed since last check */
-	int			fatal;			/* librdkafka raised a fatal error */
-	feeder_stats *stats;
-};
 
 /*
  * kafka_slot_find
@@ -60,7 +38,7 @@ struct kafka_consumer
  *		on out of memory.  Slots are never removed, so an index stays valid
  *		for the life of the consumer.
  */
-static int
+int
 kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition)
 {
 	kafka_slot *slots;
@@ -82,6 +60,7 @@ kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition)
 	slots[kc->nslots].acked = -1;
 	slots[kc->nslots].first_seen = -1;
 	slots[kc->nslots].store_to = -1;
+	slots[kc->nslots].committed = -1;
 	return kc->nslots++;
 }
 
@@ -158,6 +137,7 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 		case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
 			kafka_log_partitions("partitions_assigned", protocol ? protocol : "NONE",
 								 parts, 0);
+			kc->up = 1;			/* the group coordinator answered */
 			kc->generation++;
 			for (i = 0; i < parts->cnt; i++)
 			{
@@ -170,6 +150,7 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 				kc->slots[s].generation = kc->generation;
 				kc->slots[s].acked = -1;
 				kc->slots[s].first_seen = -1;
+				kc->slots[s].committed = -1;
 			}
 			if (cooperative)
 				error = rd_kafka_incremental_assign(rk, parts);
@@ -233,7 +214,8 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
  * kafka_error_cb
  *		Client-level errors (brokers down, authentication, ...).  librdkafka
  *		recovers from all but fatal ones by itself; a fatal one ends the
- *		feeder with exit code 4.
+ *		feeder with exit code 4.  "All brokers down" marks Kafka down for
+ *		the health endpoint until a sign of life (kafka_status.c).
  */
 static void
 kafka_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
@@ -254,6 +236,8 @@ kafka_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 		return;
 	}
 	kc->stats->kafka_errors++;
+	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
+		kc->up = 0;
 	log_begin(&line, err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
 			  err == RD_KAFKA_RESP_ERR__TRANSPORT ? LOG_WARNING : LOG_ERROR,
 			  "kafka_error");
@@ -285,24 +269,38 @@ kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
  * kafka_offset_commit_cb
  *		Result of every commit, background ones included: failures are
  *		worth a warning (the offsets stay stored and are committed later).
+ *		offsets_committed counts the partitions whose committed offset
+ *		moved forward (librdkafka may report the same offset again).
  */
 static void
 kafka_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 					   rd_kafka_topic_partition_list_t *offsets, void *opaque)
 {
+	kafka_consumer *kc = opaque;
 	char		list[3000];
 	log_line	line;
 	size_t		off = 0;
 	int			i;
 
 	(void) rk;
-	(void) opaque;
 	if (err == RD_KAFKA_RESP_ERR__NO_OFFSET)
 		return;
 	list[0] = '\0';
 	for (i = 0; offsets && i < offsets->cnt && off < sizeof(list); i++)
 	{
-		int			n = snprintf(list + off, sizeof(list) - off, "%s%s [%d] @%lld",
+		const rd_kafka_topic_partition_t *p = &offsets->elems[i];
+		int			s;
+		int			n;
+
+		if (err == RD_KAFKA_RESP_ERR_NO_ERROR && p->err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+			p->offset >= 0 &&
+			(s = kafka_slot_find(kc, p->topic, p->partition)) >= 0 &&
+			p->offset > kc->slots[s].committed)
+		{
+			kc->slots[s].committed = p->offset;
+			kc->stats->offsets_committed++;
+		}
+		n = snprintf(list + off, sizeof(list) - off, "%s%s [%d] @%lld",
 								 i ? ", " : "", offsets->elems[i].topic,
 								 (int) offsets->elems[i].partition,
 								 (long long) offsets->elems[i].offset);
@@ -322,7 +320,9 @@ kafka_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 /*
  * kafka_build_conf
  *		librdkafka configuration: our settings, then the user's properties
- *		(file first, then -X), then the pinned ones again.  A property
+ *		(file first, then -X), then the pinned ones again.  With metrics on,
+ *		statistics are reported every 5 s (unless the user says otherwise)
+ *		so that brokers coming back are noticed while nothing is fetched.  A property
  *		librdkafka rejects is a usage error: NULL with the reason in err.
  */
 rd_kafka_conf_t *
@@ -351,6 +351,8 @@ kafka_build_conf(const feeder_config *cfg, char *err, size_t errlen)
 	SET("group.id", cfg->group);
 	SET("client.id", cfg->client_id);
 	SET("auto.offset.reset", "earliest");
+	if (cfg->metrics_listen)
+		SET("statistics.interval.ms", "5000");	/* the user's value wins */
 	for (i = 0; i < cfg->nprops; i++)
 	{
 		if (rd_kafka_conf_set(conf, cfg->props[i].key, cfg->props[i].value,
@@ -389,7 +391,10 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 		return NULL;
 	}
 	kc->stats = stats;
+	kc->up = -1;
 	rd_kafka_conf_set_opaque(conf, kc);
+	if (cfg->metrics_listen)
+		rd_kafka_conf_set_stats_cb(conf, kafka_stats_cb);
 	rd_kafka_conf_set_rebalance_cb(conf, kafka_rebalance_cb);
 	rd_kafka_conf_set_error_cb(conf, kafka_error_cb);
 	rd_kafka_conf_set_log_cb(conf, kafka_log_cb);
@@ -477,6 +482,7 @@ kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out)
 			kc->slots[s].first_seen = rkm->offset;
 	}
 	kc->stats->consumed++;
+	kc->up = 1;
 	return 1;
 }
 
@@ -693,57 +699,6 @@ kafka_commit_sync(kafka_consumer *kc, const char *why)
 		log_kv_str(&line, "error", rd_kafka_err2str(err));
 	}
 	log_end(&line);
-}
-
-/*
- * kafka_lag
- *		Messages between what was acknowledged (or, before the first
- *		acknowledgement, the first offset consumed or the fetch position)
- *		and the high watermark, over the assigned partitions, from
- *		librdkafka's cached watermarks (no broker round trip).  -1 when no
- *		partition's lag is known.
- */
-int64_t
-kafka_lag(kafka_consumer *kc)
-{
-	int64_t		lag = 0;
-	int			known = 0;
-	int			i;
-
-	for (i = 0; i < kc->nslots; i++)
-	{
-		kafka_slot *s = &kc->slots[i];
-		int64_t		lo,
-					hi,
-					from = -1;
-
-		if (!s->assigned)
-			continue;
-		if (rd_kafka_get_watermark_offsets(kc->rk, s->topic, s->partition,
-										   &lo, &hi) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-			hi < 0)
-			continue;
-		if (s->acked >= 0)
-			from = s->acked;
-		else if (s->first_seen >= 0)
-			from = s->first_seen;
-		else
-		{
-			rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-
-			rd_kafka_topic_partition_list_add(l, s->topic, s->partition);
-			if (rd_kafka_position(kc->rk, l) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-				l->elems[0].offset >= 0)
-				from = l->elems[0].offset;
-			rd_kafka_topic_partition_list_destroy(l);
-		}
-		if (from < 0)
-			continue;
-		known++;
-		if (hi > from)
-			lag += hi - from;
-	}
-	return known ? lag : -1;
 }
 
 /*

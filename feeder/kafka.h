@@ -20,6 +20,14 @@
 
 typedef struct kafka_consumer kafka_consumer;
 
+/* Lag of one assigned partition (kafka_partition_lags). */
+typedef struct kafka_partition_lag
+{
+	const char *topic;			/* owned by the consumer */
+	int32_t		partition;
+	int64_t		lag;			/* -1: not known yet */
+} kafka_partition_lag;
+
 extern rd_kafka_conf_t *kafka_build_conf(const feeder_config *cfg,
 										 char *err, size_t errlen);
 extern kafka_consumer *kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf,
@@ -34,6 +42,8 @@ extern void kafka_resume(kafka_consumer *kc);
 extern int	kafka_is_paused(const kafka_consumer *kc);
 extern void kafka_commit_sync(kafka_consumer *kc, const char *why);
 extern int64_t kafka_lag(kafka_consumer *kc);
+extern int	kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out);
+extern int	kafka_up(const kafka_consumer *kc);
 extern int	kafka_fatal(const kafka_consumer *kc);
 extern void kafka_close(kafka_consumer *kc);
 

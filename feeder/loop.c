@@ -4,9 +4,10 @@
  *	  The main loop: assemble a batch, deliver it, repeat until a signal.
  *
  * All Kafka polling goes through loop_poll(), which also drops held
- * messages of partitions revoked by a rebalance and writes the periodic
- * counters line.  Polling never happens while a database transaction is
- * open (see kafka.c for why that matters).
+ * messages of partitions revoked by a rebalance, writes the periodic
+ * counters line and, with --metrics-listen, publishes the metrics and
+ * watches the idle database connection.  Polling never happens while a
+ * database transaction is open (see kafka.c for why that matters).
  *
  *-------------------------------------------------------------------------
  */
@@ -16,6 +17,10 @@
 #include "app.h"
 #include "feeder.h"
 #include "log.h"
+#include "metrics.h"
+
+/* How often the metrics refresh the lag and check the idle database. */
+#define LOOP_METRICS_INTERVAL_MS 1000
 
 /*
  * loop_now_ms
@@ -56,17 +61,95 @@ loop_prune_revoked(feeder_app *app)
 }
 
 /*
+ * loop_watch_database
+ *		Keep database_up true to life while no batch runs (metrics only):
+ *		check the idle connection without a round trip, and once it is
+ *		gone, reconnect with the retry backoff, so that /healthz turns 503
+ *		when the database goes away and 200 when it is back even if no
+ *		message arrives.  Never during a delivery, which reconnects by
+ *		itself.  A reconnection attempt blocks the loop for at most the
+ *		connect timeout (10 s by default), as a retried batch would.
+ */
+static void
+loop_watch_database(feeder_app *app, int64_t now)
+{
+	db_error	err;
+
+	if (app->delivering)
+		return;
+	if (db_connected(app->db))
+	{
+		log_line	line;
+
+		if (db_check_idle(app->db, &err) == DB_ERR_NONE)
+			return;
+		metrics_set_database(0, err.message);
+		log_begin(&line, LOG_WARNING, "db_connection_lost");
+		log_kv_str(&line, "error", err.message);
+		log_kv_str(&line, "action", "reconnecting while idle");
+		log_end(&line);
+		app->db_retry_attempt = 0;
+		app->next_db_retry_ms = now;
+		return;
+	}
+	if (now < app->next_db_retry_ms)
+		return;
+	if (db_connect(app->db, &err) == DB_ERR_NONE)
+	{
+		metrics_set_database(1, NULL);
+		app->db_retry_attempt = 0;
+		return;
+	}
+	metrics_set_database(0, err.message);
+	app->next_db_retry_ms = now + backoff_delay_ms(&app->backoff, app->db_retry_attempt,
+												   backoff_random());
+	if (app->db_retry_attempt < 30)
+		app->db_retry_attempt++;
+}
+
+/*
+ * loop_metrics
+ *		Publish the counters, lifecycle and Kafka state at every tick; the
+ *		per-partition lag and the database check once a second.
+ */
+static void
+loop_metrics(feeder_app *app, int64_t now)
+{
+	metrics_publish(&app->stats);
+	metrics_set_kafka(kafka_up(app->kc));
+	if (feeder_stop)
+		metrics_set_phase(METRICS_STOPPING);
+	if (now < app->next_metrics_ms)
+		return;
+	app->next_metrics_ms = now + LOOP_METRICS_INTERVAL_MS;
+
+	{
+		kafka_partition_lag *lags;
+		int			n = kafka_partition_lags(app->kc, &lags);
+
+		if (n >= 0)
+		{
+			metrics_set_partitions(lags, n);
+			free(lags);
+		}
+	}
+	loop_watch_database(app, now);
+}
+
+/*
  * loop_tick
- *		Periodic work: the counters line every --stats-interval seconds.
+ *		Periodic work: the metrics (when served), and the counters line
+ *		every --stats-interval seconds.
  */
 static void
 loop_tick(feeder_app *app)
 {
-	int64_t		now;
+	int64_t		now = loop_now_ms();
 
+	if (metrics_enabled())
+		loop_metrics(app, now);
 	if (app->cfg->stats_interval_s <= 0)
 		return;
-	now = loop_now_ms();
 	if (now < app->next_stats_ms)
 		return;
 	app->stats.lag = kafka_lag(app->kc);
@@ -152,6 +235,7 @@ loop_run(feeder_app *app)
 	batch_source src = {loop_source_poll, loop_source_now, loop_source_stopping, app};
 
 	app->next_stats_ms = loop_now_ms() + (int64_t) app->cfg->stats_interval_s * 1000;
+	metrics_set_phase(METRICS_RUNNING);
 	while (!feeder_stop && !kafka_fatal(app->kc))
 	{
 		deliver_result r;

@@ -6,7 +6,9 @@
  * Startup order: configuration (exit 2 on anything wrong with it), a first
  * database connection (exit 3 at once on a configuration or permission
  * error; a database that is merely down is retried by the loop), then the
- * Kafka consumer (exit 4 if librdkafka refuses it).  Shutdown: the loop
+ * Kafka consumer (exit 4 if librdkafka refuses it).  With --metrics-listen
+ * the HTTP endpoint starts first (exit 1 if its address cannot be bound),
+ * so that /healthz answers "starting" meanwhile.  Shutdown: the loop
  * finishes or abandons the batch in flight, then the stored offsets are
  * committed synchronously and the consumer leaves the group.
  *
@@ -24,6 +26,7 @@
 #include "app.h"
 #include "feeder.h"
 #include "log.h"
+#include "metrics.h"
 
 volatile sig_atomic_t feeder_stop = 0;
 
@@ -200,16 +203,31 @@ main(int argc, char **argv)
 		return FEEDER_EXIT_RUNTIME;
 	}
 
+	if (cfg.metrics_listen && metrics_start(cfg.metrics_listen, err, sizeof(err)) != 0)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_FATAL, "metrics_listen_failed");
+		log_kv_str(&line, "error", err);
+		log_end(&line);
+		rd_kafka_conf_destroy(conf);
+		db_free(app.db);
+		return FEEDER_EXIT_RUNTIME;
+	}
+
 	switch (db_connect(app.db, &dberr))
 	{
 		case DB_ERR_NONE:
+			metrics_set_database(1, NULL);
 			break;
 		case DB_ERR_FATAL:
 			deliver_log_fatal(&dberr);
 			rd_kafka_conf_destroy(conf);
 			db_free(app.db);
+			metrics_stop();
 			return FEEDER_EXIT_DATABASE;
 		default:
+			metrics_set_database(0, dberr.message);
 			{
 				log_line	line;
 
@@ -228,10 +246,12 @@ main(int argc, char **argv)
 	{
 		log_simple(LOG_FATAL, "kafka_config_error", err);
 		db_free(app.db);
+		metrics_stop();
 		return FEEDER_EXIT_KAFKA;
 	}
 
 	rc = loop_run(&app);
+	metrics_set_phase(METRICS_STOPPING);
 
 	{
 		log_line	line;
@@ -247,6 +267,8 @@ main(int argc, char **argv)
 	kafka_close(app.kc);
 	db_free(app.db);
 	app.stats.lag = -1;
+	metrics_publish(&app.stats);
+	metrics_stop();
 	stats_log(&app.stats);
 	log_simple(LOG_INFO, "stopped", NULL);
 	config_free(&cfg);

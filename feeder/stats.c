@@ -24,6 +24,7 @@ const stats_field stats_fields[] = {
 	FIELD(abandoned, 0),
 	FIELD(db_connects, 0),
 	FIELD(kafka_errors, 0),
+	FIELD(offsets_committed, 0),
 	FIELD(lag, 1),
 };
 

@@ -4,8 +4,8 @@
  *	  Counters of received-orders-feeder.
  *
  * One struct, updated only by the main thread, read by the periodic
- * counters log line; its field list is the set a metrics endpoint would
- * export later (stats_fields[] names them in one place).
+ * counters log line; the metrics endpoint (metrics.c) exports a copy the
+ * main thread publishes (stats_fields[] names the fields in one place).
  *
  *-------------------------------------------------------------------------
  */
@@ -28,6 +28,7 @@ typedef struct feeder_stats
 	uint64_t	abandoned;		/* batches dropped unacknowledged */
 	uint64_t	db_connects;	/* successful database connections */
 	uint64_t	kafka_errors;	/* consumer errors reported by librdkafka */
+	uint64_t	offsets_committed;	/* partition offsets committed (advances) */
 	int64_t		lag;			/* messages behind the high watermark, -1 unknown */
 } feeder_stats;
 

@@ -35,6 +35,7 @@ clear_env(void **state)
 	unsetenv("FEEDER_TOPIC");
 	unsetenv("FEEDER_GROUP");
 	unsetenv("FEEDER_DSN");
+	unsetenv("FEEDER_METRICS_LISTEN");
 	return 0;
 }
 
@@ -313,6 +314,72 @@ test_env_fallbacks(void **state)
 	config_free(&cfg);
 }
 
+/* --metrics-listen: flag, file key, environment; address forms. */
+static void
+test_metrics_listen(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+	char		host[64];
+	char		port[8];
+	char	   *path;
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "k:1", "--topic", "t"), CONFIG_OK);
+	assert_null(cfg.metrics_listen);
+	config_free(&cfg);
+
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "k:1", "--topic", "t",
+						   "--metrics-listen", "127.0.0.1:0"), CONFIG_OK);
+	assert_string_equal(cfg.metrics_listen, "127.0.0.1:0");
+	config_free(&cfg);
+
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "k:1", "--topic", "t",
+						   "--metrics-listen", "127.0.0.1"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "--metrics-listen"));
+	config_free(&cfg);
+
+	setenv("FEEDER_METRICS_LISTEN", "localhost:9187", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "k:1", "--topic", "t"), CONFIG_OK);
+	assert_string_equal(cfg.metrics_listen, "localhost:9187");
+	config_free(&cfg);
+
+	/* the file beats the environment, the flag beats the file */
+	path = write_file("metrics-listen = [::1]:9188\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "k:1", "--topic", "t", "-F", path),
+					 CONFIG_OK);
+	assert_string_equal(cfg.metrics_listen, "[::1]:9188");
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "k:1", "--topic", "t", "-F", path,
+						   "--metrics-listen", "0.0.0.0:9189"), CONFIG_OK);
+	assert_string_equal(cfg.metrics_listen, "0.0.0.0:9189");
+	config_free(&cfg);
+	unlink(path);
+
+	setenv("FEEDER_METRICS_LISTEN", "nope", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "k:1", "--topic", "t"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "FEEDER_METRICS_LISTEN"));
+	config_free(&cfg);
+
+	assert_int_equal(config_split_listen("127.0.0.1:9187", host, sizeof(host), port, sizeof(port)), 0);
+	assert_string_equal(host, "127.0.0.1");
+	assert_string_equal(port, "9187");
+	assert_int_equal(config_split_listen("[::1]:0", host, sizeof(host), port, sizeof(port)), 0);
+	assert_string_equal(host, "::1");
+	assert_string_equal(port, "0");
+	assert_int_equal(config_split_listen("localhost:00080", host, sizeof(host), port, sizeof(port)), 0);
+	assert_string_equal(host, "localhost");
+	assert_string_equal(port, "80");
+	assert_int_equal(config_split_listen("::1:9187", host, sizeof(host), port, sizeof(port)), -1);
+	assert_int_equal(config_split_listen("[localhost]:1", host, sizeof(host), port, sizeof(port)), -1);
+	assert_int_equal(config_split_listen("[::1]9187", host, sizeof(host), port, sizeof(port)), -1);
+	assert_int_equal(config_split_listen(":9187", host, sizeof(host), port, sizeof(port)), -1);
+	assert_int_equal(config_split_listen("h:65536", host, sizeof(host), port, sizeof(port)), -1);
+	assert_int_equal(config_split_listen("h:-1", host, sizeof(host), port, sizeof(port)), -1);
+	assert_int_equal(config_split_listen("h: 1", host, sizeof(host), port, sizeof(port)), -1);
+	assert_int_equal(config_split_listen("h:1x", host, sizeof(host), port, sizeof(port)), -1);
+}
+
 int
 main(void)
 {
@@ -326,6 +393,7 @@ main(void)
 		cmocka_unit_test_setup(test_file_precedence, clear_env),
 		cmocka_unit_test_setup(test_file_errors, clear_env),
 		cmocka_unit_test_setup(test_env_fallbacks, clear_env),
+		cmocka_unit_test_setup(test_metrics_listen, clear_env),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

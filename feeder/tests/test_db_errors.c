@@ -97,6 +97,33 @@ test_connect_failures(void **state)
 	assert_null(db_classify_connect_failure(NULL));
 }
 
+/* Retry reasons: the bounded label set of retries_total. */
+static void
+test_retry_reasons(void **state)
+{
+	(void) state;
+	assert_int_equal(db_retry_reason_of(NULL, "execute"), DB_RETRY_CONNECTION);
+	assert_int_equal(db_retry_reason_of("", "connect"), DB_RETRY_CONNECTION);
+	assert_int_equal(db_retry_reason_of("", "commit"), DB_RETRY_COMMIT_UNKNOWN);
+	assert_int_equal(db_retry_reason_of("08006", "execute"), DB_RETRY_CONNECTION);
+	assert_int_equal(db_retry_reason_of("57P05", "begin"), DB_RETRY_CONNECTION);
+	assert_int_equal(db_retry_reason_of("40001", "commit"), DB_RETRY_SERIALIZATION);
+	assert_int_equal(db_retry_reason_of("40P01", "execute"), DB_RETRY_DEADLOCK);
+	assert_int_equal(db_retry_reason_of("53300", "connect"), DB_RETRY_RESOURCES);
+	assert_int_equal(db_retry_reason_of("55P03", "execute"), DB_RETRY_LOCK);
+	assert_int_equal(db_retry_reason_of("57P01", "execute"), DB_RETRY_SHUTDOWN);
+	assert_int_equal(db_retry_reason_of("57P03", "connect"), DB_RETRY_SHUTDOWN);
+	assert_int_equal(db_retry_reason_of("57014", "execute"), DB_RETRY_OTHER);
+	assert_int_equal(db_retry_reason_of("25006", "execute"), DB_RETRY_OTHER);
+	assert_int_equal(db_retry_reason_of("XX000", "execute"), DB_RETRY_OTHER);
+	assert_int_equal(db_retry_reason_of("4000", "execute"), DB_RETRY_OTHER);
+
+	assert_string_equal(db_retry_reason_name(DB_RETRY_CONNECTION), "connection");
+	assert_string_equal(db_retry_reason_name(DB_RETRY_COMMIT_UNKNOWN), "commit_unknown");
+	assert_string_equal(db_retry_reason_name(DB_RETRY_OTHER), "other");
+	assert_string_equal(db_retry_reason_name(DB_RETRY_NREASONS), "other");
+}
+
 int
 main(void)
 {
@@ -105,6 +132,7 @@ main(void)
 		cmocka_unit_test(test_fatal),
 		cmocka_unit_test(test_other),
 		cmocka_unit_test(test_connect_failures),
+		cmocka_unit_test(test_retry_reasons),
 	};
 
 	return cmocka_run_group_tests_name("db_errors", tests, NULL, NULL);

@@ -1,0 +1,48 @@
+/*-------------------------------------------------------------------------
+ *
+ * kafka_int.h
+ *	  Internals of the Kafka side shared by kafka.c (consumer, rebalance,
+ *	  offsets) and kafka_status.c (lag, broker reachability): not for the
+ *	  rest of the feeder, which sees kafka_consumer as opaque.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FEEDER_KAFKA_INT_H
+#define FEEDER_KAFKA_INT_H
+
+#include <stdint.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "stats.h"
+
+/* One partition the group gave us at some point; never removed. */
+typedef struct kafka_slot
+{
+	char	   *topic;
+	int32_t		partition;
+	int			assigned;
+	uint64_t	generation;
+	int64_t		acked;			/* last stored offset (next to read), -1 */
+	int64_t		first_seen;		/* first offset consumed this generation */
+	int64_t		store_to;		/* scratch for kafka_store_offsets */
+	int64_t		committed;		/* last offset seen committed, -1 */
+} kafka_slot;
+
+struct kafka_consumer
+{
+	rd_kafka_t *rk;
+	kafka_slot *slots;
+	int			nslots;
+	uint64_t	generation;
+	int			paused;			/* feeder holds the assignment paused */
+	int			rebalanced;		/* assignment changed since last check */
+	int			fatal;			/* librdkafka raised a fatal error */
+	int			up;				/* brokers reachable: 1, 0, -1 unknown */
+	feeder_stats *stats;
+};
+
+extern int	kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition);
+extern int	kafka_stats_cb(rd_kafka_t *rk, char *json, size_t json_len, void *opaque);
+
+#endif							/* FEEDER_KAFKA_INT_H */

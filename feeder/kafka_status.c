@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * kafka_status.c
+ *	  What the feeder observes of Kafka for its counters line and its
+ *	  metrics: lag per assigned partition, and whether the brokers are
+ *	  reachable.
+ *
+ * Lag is computed in the main loop from librdkafka's cached watermarks
+ * (updated by every fetch response, no broker round trip) and the
+ * feeder's own acknowledgement position, so it counts exactly the
+ * messages not yet acknowledged.  Broker reachability: unknown until the
+ * first sign of life, down on RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN (error
+ * callback, kafka.c), up again on a fetched message, an assignment, or a
+ * statistics report (statistics.interval.ms) showing a broker in state UP.
+ * Every callback here runs in the main thread, inside the consumer poll.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka.h"
+#include "kafka_int.h"
+
+/*
+ * kafka_slot_lag
+ *		Messages between what was acknowledged (or, before the first
+ *		acknowledgement, the first offset consumed or the fetch position)
+ *		and the cached high watermark of one assigned partition; -1 when
+ *		not known yet.
+ */
+static int64_t
+kafka_slot_lag(kafka_consumer *kc, const kafka_slot *s)
+{
+	int64_t		lo,
+				hi,
+				from = -1;
+
+	if (rd_kafka_get_watermark_offsets(kc->rk, s->topic, s->partition,
+									   &lo, &hi) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+		hi < 0)
+		return -1;
+	if (s->acked >= 0)
+		from = s->acked;
+	else if (s->first_seen >= 0)
+		from = s->first_seen;
+	else
+	{
+		rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+
+		rd_kafka_topic_partition_list_add(l, s->topic, s->partition);
+		if (rd_kafka_position(kc->rk, l) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+			l->elems[0].offset >= 0)
+			from = l->elems[0].offset;
+		rd_kafka_topic_partition_list_destroy(l);
+	}
+	if (from < 0)
+		return -1;
+	return hi > from ? hi - from : 0;
+}
+
+/*
+ * kafka_lag
+ *		The lag of kafka_slot_lag summed over the assigned partitions, for
+ *		the counters line; -1 when no partition's lag is known.
+ */
+int64_t
+kafka_lag(kafka_consumer *kc)
+{
+	int64_t		lag = 0;
+	int			known = 0;
+	int			i;
+
+	for (i = 0; i < kc->nslots; i++)
+	{
+		int64_t		l;
+
+		if (!kc->slots[i].assigned)
+			continue;
+		l = kafka_slot_lag(kc, &kc->slots[i]);
+		if (l < 0)
+			continue;
+		known++;
+		lag += l;
+	}
+	return known ? lag : -1;
+}
+
+/*
+ * kafka_partition_lags
+ *		One entry per assigned partition (lag -1 when unknown) in *out, a
+ *		malloc'ed array the caller frees; topic names point into the
+ *		consumer and live as long as it does.  Returns the count, -1 on out
+ *		of memory.
+ */
+int
+kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out)
+{
+	kafka_partition_lag *lags;
+	int			i,
+				n = 0;
+
+	*out = NULL;
+	lags = malloc(sizeof(kafka_partition_lag) * (size_t) (kc->nslots > 0 ? kc->nslots : 1));
+	if (lags == NULL)
+		return -1;
+	for (i = 0; i < kc->nslots; i++)
+	{
+		if (!kc->slots[i].assigned)
+			continue;
+		lags[n].topic = kc->slots[i].topic;
+		lags[n].partition = kc->slots[i].partition;
+		lags[n].lag = kafka_slot_lag(kc, &kc->slots[i]);
+		n++;
+	}
+	*out = lags;
+	return n;
+}
+
+/*
+ * kafka_stats_cb
+ *		librdkafka's statistics report (JSON): used only to notice brokers
+ *		coming back while nothing is fetched.  A broker object carries
+ *		"state":"UP" when connected; the consumer group object spells its
+ *		own state in lower case ("up"), and "UPDATE" does not match because
+ *		the closing quote is part of the pattern.  Returns 0: librdkafka
+ *		frees json.
+ */
+int
+kafka_stats_cb(rd_kafka_t *rk, char *json, size_t json_len, void *opaque)
+{
+	kafka_consumer *kc = opaque;
+
+	(void) rk;
+	(void) json_len;
+	if (json != NULL && strstr(json, "\"state\":\"UP\"") != NULL)
+		kc->up = 1;
+	return 0;
+}
+
+/*
+ * kafka_up
+ *		Whether the brokers are reachable: 1 yes, 0 all down, -1 not known
+ *		yet (just started).
+ */
+int
+kafka_up(const kafka_consumer *kc)
+{
+	return kc->up;
+}
