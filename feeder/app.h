@@ -33,6 +33,8 @@ typedef struct feeder_app
 	int64_t		next_metrics_ms;	/* next lag refresh and database check */
 	int64_t		next_db_retry_ms;	/* idle reconnection (metrics on) */
 	int			db_retry_attempt;
+	int64_t		next_idle_commit_ms;	/* earliest next idle offset commit */
+	int			db_config_error;	/* fatal found by an idle reconnection */
 } feeder_app;
 
 typedef enum deliver_result

@@ -12,6 +12,10 @@
  * first, so that the command line wins; the few the delivery contract pins
  * are refused here with the reason.
  *
+ * A password in a --dsn argument is overwritten in argv once copied
+ * (log_redact_conninfo_inplace), so that ps and /proc/PID/cmdline show
+ * password=*** instead; only the copy in the configuration keeps it.
+ *
  * Nothing in this file talks to Kafka or PostgreSQL: main.c validates the
  * properties against librdkafka afterwards.
  *
@@ -583,6 +587,7 @@ config_defaults(feeder_config *cfg)
 /*
  * config_parse
  *		Build the configuration from argv, the -F file and the environment.
+ *		The password of a --dsn argument is redacted in argv itself.
  *		Returns CONFIG_ERROR with a one-line reason in err for anything the
  *		user must fix (exit 2), CONFIG_EXIT after --help/--version/-X list
  *		were requested (the caller prints), CONFIG_OK otherwise.  cfg must
@@ -651,6 +656,9 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 						 config_option_name((config_option) c));
 				r = config_set_option(cfg, (config_option) c, optarg,
 									  CONFIG_SRC_ARGV, where, err, errlen);
+				/* the value is copied: hide its password from ps */
+				if (c == OPT_DSN)
+					log_redact_conninfo_inplace(optarg);
 				break;
 		}
 	}

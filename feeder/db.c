@@ -5,13 +5,24 @@
  *	  one transaction per batch.
  *
  * A batch is BEGIN; EXECUTE of the statement prepared once per connection;
- * COMMIT.  The five arrays (values, topics, partitions, offsets, keys) are
- * sent as binary parameters so that raw Kafka bytes, invalid UTF-8
- * included, reach the function untouched and unescaped.  The batch counts
- * as committed only when COMMIT answers "COMMIT"; anything else, including
- * a connection lost before the answer (result unknown), is an error the
- * caller classifies and retries.  Result rows are handed back only after
- * the commit, so a retried batch never reports its outcomes twice.
+ * COMMIT, sent together in libpq's pipeline mode and followed by one sync
+ * point, so that a batch costs one round trip instead of three.  The five
+ * arrays (values, topics, partitions, offsets, keys) are sent as binary
+ * parameters so that raw Kafka bytes, invalid UTF-8 included, reach the
+ * function untouched and unescaped.
+ *
+ * The results are read in order.  The batch counts as committed only when
+ * the COMMIT's own result arrived and its command status is "COMMIT".  A
+ * statement that fails aborts the rest of the pipeline (the later ones
+ * answer PGRES_PIPELINE_ABORTED, a COMMIT after a failed statement would
+ * answer ROLLBACK): the first error is the one classified.  A connection
+ * lost before the COMMIT's answer, with no earlier statement known to
+ * have failed, leaves the result of COMMIT unknown: the COMMIT was sent
+ * with the rest.  Result rows are handed back only after the commit, so a
+ * retried batch never reports its outcomes twice.
+ *
+ * Each new connection is checked first (db_privileges.c): schema, USAGE,
+ * function and EXECUTE, so that a misconfigured feeder stops at once.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,7 +32,7 @@
 
 #include <libpq-fe.h>
 
-#include "db.h"
+#include "db_int.h"
 #include "feeder.h"
 #include "log.h"
 
@@ -83,7 +94,7 @@ db_connected(const db_conn *db)
  * db_copy_message
  *		Copy a libpq message into err, without its trailing newline.
  */
-static void
+void
 db_copy_message(db_error *err, const char *msg)
 {
 	size_t		n;
@@ -96,12 +107,12 @@ db_copy_message(db_error *err, const char *msg)
 }
 
 /*
- * db_result_error
+ * db_fill_error
  *		Fill err from a failed result (or from the connection when res is
  *		NULL) and classify it.  A broken connection is at least transient.
  */
-static db_error_class
-db_result_error(db_conn *db, const PGresult *res, const char *step, db_error *err)
+db_error_class
+db_fill_error(PGconn *conn, const PGresult *res, const char *step, db_error *err)
 {
 	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
@@ -113,9 +124,9 @@ db_result_error(db_conn *db, const PGresult *res, const char *step, db_error *er
 	else if (res && *PQresultErrorMessage(res))
 		db_copy_message(err, PQresultErrorMessage(res));
 	else
-		db_copy_message(err, PQerrorMessage(db->conn));
+		db_copy_message(err, PQerrorMessage(conn));
 	err->cls = db_classify_sqlstate(sqlstate);
-	if (err->cls == DB_ERR_OTHER && PQstatus(db->conn) != CONNECTION_OK)
+	if (err->cls == DB_ERR_OTHER && PQstatus(conn) != CONNECTION_OK)
 		err->cls = DB_ERR_TRANSIENT;
 	return err->cls;
 }
@@ -162,7 +173,7 @@ db_disconnect(db_conn *db)
 
 /*
  * db_connect
- *		(Re)connect and prepare the batch statement.  The DSN is expanded by
+ *		(Re)connect, check the privileges and prepare the batch statement.  The DSN is expanded by
  *		libpq (conninfo or URI); PG* variables and .pgpass fill the rest as
  *		in psql.  fallback_application_name names us in pg_stat_activity,
  *		and connect_timeout defaults to 10 s (unless PGCONNECT_TIMEOUT or
@@ -213,10 +224,16 @@ db_connect(db_conn *db, db_error *err)
 	}
 	PQsetNoticeProcessor(db->conn, db_notice_processor, NULL);
 
+	if (db_check_privileges(db->conn, err) != DB_ERR_NONE)
+	{
+		db_disconnect(db);
+		return err->cls;
+	}
+
 	res = PQprepare(db->conn, DB_STMT_NAME, DB_STMT_SQL, DB_NPARAMS, types);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 	{
-		db_result_error(db, res, "prepare", err);
+		db_fill_error(db->conn, res, "prepare", err);
 		PQclear(res);
 		db_disconnect(db);
 		return err->cls;
@@ -393,12 +410,189 @@ db_parse_rows(db_conn *db, const PGresult *res, int nelems, db_error *err)
 }
 
 /*
+ * The statements of a batch, in pipeline order; the names are the step=
+ * of batch_failed lines.
+ */
+typedef enum db_stage
+{
+	DB_STAGE_BEGIN = 0,
+	DB_STAGE_EXECUTE,
+	DB_STAGE_COMMIT,
+	DB_NSTAGES
+} db_stage;
+
+static const char *const db_stage_names[DB_NSTAGES] = {"begin", "execute", "commit"};
+
+/*
+ * db_drop_if_lost
+ *		Before sending a batch, notice without a round trip that the server
+ *		closed the idle connection (restart, terminated backend): the batch
+ *		then reconnects first instead of sending its pipeline into a dead
+ *		socket, where a lost connection would leave the result of COMMIT
+ *		unknown.
+ */
+static void
+db_drop_if_lost(db_conn *db)
+{
+	log_line	line;
+
+	if (db->conn == NULL ||
+		(PQconsumeInput(db->conn) && PQstatus(db->conn) == CONNECTION_OK))
+		return;
+	log_begin(&line, LOG_WARNING, "db_connection_lost");
+	log_kv_str(&line, "error", PQerrorMessage(db->conn));
+	log_kv_str(&line, "action", "reconnecting before the batch");
+	log_end(&line);
+	db_disconnect(db);
+}
+
+/*
+ * db_send_pipeline
+ *		Queue BEGIN, the prepared EXECUTE and COMMIT, then the sync point,
+ *		which flushes them all.  0 when sent; -1 with *stage set to the
+ *		statement that could not be sent (the sync point counts as COMMIT:
+ *		once the COMMIT is queued it may have reached the server).
+ */
+static int
+db_send_pipeline(db_conn *db, const char *const *params, const int *lengths,
+				 const int *formats, db_stage *stage)
+{
+	*stage = DB_STAGE_BEGIN;
+	if (!PQenterPipelineMode(db->conn) ||
+		!PQsendQueryParams(db->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
+		return -1;
+	*stage = DB_STAGE_EXECUTE;
+	if (!PQsendQueryPrepared(db->conn, DB_STMT_NAME, DB_NPARAMS, params, lengths,
+							 formats, 0))
+		return -1;
+	*stage = DB_STAGE_COMMIT;
+	if (!PQsendQueryParams(db->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) ||
+		!PQpipelineSync(db->conn))
+		return -1;
+	return 0;
+}
+
+/*
+ * db_read_pipeline
+ *		Collect the result of each statement, in order, then the sync point,
+ *		and leave pipeline mode.  results[i] stays NULL for a statement
+ *		whose answer never came.  0 when the connection is back in normal
+ *		mode (usable for a ROLLBACK if needed); -1 when the connection broke
+ *		or the exchange went out of step (the caller drops it).
+ */
+static int
+db_read_pipeline(db_conn *db, PGresult *results[DB_NSTAGES])
+{
+	PGresult   *res;
+	int			i;
+
+	for (i = 0; i < DB_NSTAGES; i++)
+	{
+		results[i] = PQgetResult(db->conn);
+		if (results[i] == NULL || PQstatus(db->conn) != CONNECTION_OK)
+			return -1;
+		/* a NULL ends each statement's results */
+		if ((res = PQgetResult(db->conn)) != NULL)
+		{
+			PQclear(res);
+			return -1;
+		}
+	}
+	res = PQgetResult(db->conn);
+	if (res == NULL || PQresultStatus(res) != PGRES_PIPELINE_SYNC)
+	{
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	return PQexitPipelineMode(db->conn) ? 0 : -1;
+}
+
+/*
+ * db_commit_unknown
+ *		Rewrite a connection failure (no SQLSTATE) as "result of COMMIT
+ *		unknown": step commit, transient, retried under the commit_unknown
+ *		reason.
+ */
+static db_error_class
+db_commit_unknown(db_error *err)
+{
+	char		msg[sizeof(err->message) + 32];
+
+	snprintf(msg, sizeof(msg), "result of COMMIT unknown: %s", err->message);
+	db_copy_message(err, msg);
+	err->step = db_stage_names[DB_STAGE_COMMIT];
+	err->cls = DB_ERR_TRANSIENT;
+	return err->cls;
+}
+
+/*
+ * db_pipeline_outcome
+ *		Judge the results of a pipeline, in order.  DB_ERR_NONE only when
+ *		BEGIN and EXECUTE succeeded and COMMIT answered "COMMIT".  Otherwise
+ *		err describes the first statement that did not succeed: a server
+ *		error is classified by its SQLSTATE (the transaction was aborted, so
+ *		nothing committed); a failure without SQLSTATE (the connection broke,
+ *		or the answer never came) leaves the result of COMMIT unknown unless
+ *		the COMMIT's own answer is known.
+ */
+static db_error_class
+db_pipeline_outcome(db_conn *db, PGresult *results[DB_NSTAGES], db_error *err)
+{
+	PGresult   *commit = results[DB_STAGE_COMMIT];
+	int			i;
+
+	for (i = 0; i < DB_NSTAGES; i++)
+	{
+		PGresult   *res = results[i];
+		ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+		const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+		if (st == (i == DB_STAGE_EXECUTE ? PGRES_TUPLES_OK : PGRES_COMMAND_OK))
+		{
+			if (i != DB_STAGE_COMMIT || strcmp(PQcmdStatus(res), "COMMIT") == 0)
+				continue;
+			/* the server answered ROLLBACK: the transaction had failed */
+			err->step = db_stage_names[i];
+			err->cls = DB_ERR_OTHER;
+			db_copy_message(err, "COMMIT answered ROLLBACK: the transaction was aborted");
+			return err->cls;
+		}
+		if (st == PGRES_FATAL_ERROR)
+		{
+			db_fill_error(db->conn, res, db_stage_names[i], err);
+			if (sqlstate == NULL || sqlstate[0] == '\0')
+			{
+				int			commit_known = commit != NULL &&
+					(PQresultStatus(commit) == PGRES_COMMAND_OK ||
+					 PQresultStatus(commit) == PGRES_PIPELINE_ABORTED ||
+					 PQresultErrorField(commit, PG_DIAG_SQLSTATE) != NULL);
+
+				if (!commit_known)
+					return db_commit_unknown(err);
+			}
+			return err->cls;
+		}
+		/* PGRES_PIPELINE_ABORTED with no error before it, or a surprise */
+		err->step = db_stage_names[i];
+		err->cls = DB_ERR_OTHER;
+		snprintf(err->message, sizeof(err->message), "unexpected result status %s",
+				 PQresStatus(st));
+		return err->cls;
+	}
+	return DB_ERR_NONE;
+}
+
+/*
  * db_run_batch
- *		Materialize a batch in one transaction.  On DB_ERR_NONE the
- *		transaction committed and *rows holds one row per database element
- *		(tombstones have none), valid until the next call.  On error the
- *		transaction was rolled back or the connection dropped, nothing of
- *		the batch may be acknowledged, and err says why.
+ *		Materialize a batch in one transaction, one round trip.  On
+ *		DB_ERR_NONE the transaction committed and *rows holds one row per
+ *		database element (tombstones have none), valid until the next call.
+ *		On error nothing of the batch may be acknowledged, err says why,
+ *		and the connection is left idle outside a transaction (rolled back)
+ *		or dropped.  A result that does not match the extension is an error
+ *		even though COMMIT was part of the pipeline: the rows are then
+ *		stored but not acknowledged, and the retry finds them duplicate.
  */
 db_error_class
 db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *err)
@@ -406,8 +600,10 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	const char *params[DB_NPARAMS];
 	int			lengths[DB_NPARAMS];
 	const int	formats[DB_NPARAMS] = {1, 1, 1, 1, 1};
-	PGresult   *res;
-	PGresult   *commit;
+	PGresult   *results[DB_NSTAGES] = {NULL, NULL, NULL};
+	db_stage	stage;
+	db_error_class cls;
+	int			read_ok;
 	int			n,
 				i;
 
@@ -422,10 +618,10 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	if (batch_db_count(b) == 0)
 		return DB_ERR_NONE;
 
+	db_drop_if_lost(db);
 	if (!db_connected(db) || !db->prepared)
 	{
-		db_error_class cls = db_connect(db, err);
-
+		cls = db_connect(db, err);
 		if (cls != DB_ERR_NONE)
 			return cls;
 	}
@@ -443,66 +639,38 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		lengths[i] = (int) db->arrays[i].len;
 	}
 
-	res = PQexec(db->conn, "BEGIN");
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	if (db_send_pipeline(db, params, lengths, formats, &stage) != 0)
 	{
-		db_result_error(db, res, "begin", err);
-		PQclear(res);
-		db_rollback(db);
-		return err->cls;
-	}
-	PQclear(res);
-
-	res = PQexecPrepared(db->conn, DB_STMT_NAME, DB_NPARAMS, params, lengths,
-						 formats, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-	{
-		db_result_error(db, res, "execute", err);
-		PQclear(res);
-		db_rollback(db);
-		return err->cls;
-	}
-	if (db_parse_rows(db, res, n, err) != 0)
-	{
-		err->cls = DB_ERR_OTHER;
-		err->step = "execute";
-		PQclear(res);
-		db_rollback(db);
-		return err->cls;
+		cls = db_fill_error(db->conn, NULL, db_stage_names[stage], err);
+		if (stage == DB_STAGE_COMMIT && err->sqlstate[0] == '\0')
+			cls = db_commit_unknown(err);
+		db_disconnect(db);
+		return cls;
 	}
 
-	commit = PQexec(db->conn, "COMMIT");
-	if (PQresultStatus(commit) != PGRES_COMMAND_OK ||
-		strcmp(PQcmdStatus(commit), "COMMIT") != 0)
+	read_ok = db_read_pipeline(db, results) == 0;
+	cls = db_pipeline_outcome(db, results, err);
+	if (cls == DB_ERR_NONE && db_parse_rows(db, results[DB_STAGE_EXECUTE], n, err) != 0)
 	{
-		if (PQresultStatus(commit) == PGRES_COMMAND_OK)
-		{
-			/* the server answered ROLLBACK: the transaction had failed */
-			err->step = "commit";
-			err->cls = DB_ERR_OTHER;
-			db_copy_message(err, "COMMIT answered ROLLBACK: the transaction was aborted");
-		}
+		err->cls = cls = DB_ERR_OTHER;
+		err->step = db_stage_names[DB_STAGE_EXECUTE];
+	}
+	if (cls != DB_ERR_NONE)
+	{
+		for (i = 0; i < DB_NSTAGES; i++)
+			PQclear(results[i]);
+		if (read_ok)
+			db_rollback(db);
 		else
-		{
-			db_result_error(db, commit, "commit", err);
-			if (err->sqlstate[0] == '\0')
-			{
-				/* connection lost: the commit may or may not have happened */
-				char		msg[sizeof(err->message) + 32];
-
-				snprintf(msg, sizeof(msg), "result of COMMIT unknown: %s", err->message);
-				db_copy_message(err, msg);
-				err->cls = DB_ERR_TRANSIENT;
-			}
-		}
-		PQclear(commit);
-		PQclear(res);
-		db_rollback(db);
-		return err->cls;
+			db_disconnect(db);
+		return cls;
 	}
-	PQclear(commit);
+	if (!read_ok)
+		db_disconnect(db);		/* committed, but out of step afterwards */
 
-	db->last = res;
+	PQclear(results[DB_STAGE_BEGIN]);
+	PQclear(results[DB_STAGE_COMMIT]);
+	db->last = results[DB_STAGE_EXECUTE];
 	*rows = db->rows;
 	*nrows = n;
 	return DB_ERR_NONE;

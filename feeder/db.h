@@ -39,8 +39,9 @@ typedef struct db_error
 	db_error_class cls;
 	char		sqlstate[6];	/* "" when none */
 	char		message[1024];
-	const char *step;			/* connect, prepare, begin, execute, commit,
-								 * check (db_check_idle) */
+	char		hint[512];		/* what to fix; "" means db_fatal_hint() */
+	const char *step;			/* connect, privileges, prepare, begin,
+								 * execute, commit, check (db_check_idle) */
 } db_error;
 
 typedef struct db_conn db_conn;

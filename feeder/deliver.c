@@ -57,7 +57,8 @@ deliver_log_fatal(const db_error *err)
 	if (err->sqlstate[0])
 		log_kv_str(&line, "sqlstate", err->sqlstate);
 	log_kv_str(&line, "error", err->message);
-	log_kv_str(&line, "hint", db_fatal_hint(err->sqlstate[0] ? err->sqlstate : NULL));
+	log_kv_str(&line, "hint", err->hint[0] ? err->hint :
+			   db_fatal_hint(err->sqlstate[0] ? err->sqlstate : NULL));
 	log_end(&line);
 }
 

@@ -9,7 +9,8 @@
  * last message of each partition of a batch, called only after the batch's
  * database transaction committed.  enable.auto.commit stays true: the
  * background commit only ever sends stored offsets.  On revoke and at
- * shutdown the stored offsets are committed synchronously.
+ * shutdown the stored offsets are committed synchronously; when the loop
+ * finds nothing to fetch, asynchronously (kafka_commit_async).
  *
  * Assignment generations: every partition the group gives us gets a slot
  * whose generation changes at each assignment.  A message remembers the
@@ -585,6 +586,7 @@ kafka_store_offsets(kafka_consumer *kc, const batch *b)
 			{
 				if (s >= 0)
 					kc->slots[s].acked = p->offset;
+				kc->uncommitted = 1;
 				n++;
 			}
 			else
@@ -671,6 +673,7 @@ kafka_commit_sync(kafka_consumer *kc, const char *why)
 	size_t		off = 0;
 	int			i;
 
+	kc->uncommitted = 0;
 	list[0] = '\0';
 	for (i = 0; i < kc->nslots && off < sizeof(list); i++)
 	{
@@ -699,6 +702,37 @@ kafka_commit_sync(kafka_consumer *kc, const char *why)
 		log_kv_str(&line, "error", rd_kafka_err2str(err));
 	}
 	log_end(&line);
+}
+
+/*
+ * kafka_commit_async
+ *		Ask librdkafka to commit the stored offsets now without waiting,
+ *		when some were stored since the last commit: the loop calls it when
+ *		a poll comes back empty, so that the group's committed offsets (and
+ *		the lag tools derive from them) follow the database within about a
+ *		second instead of auto.commit.interval.ms.  The answer arrives in
+ *		kafka_offset_commit_cb during a later poll; a failed commit leaves
+ *		the offsets stored for the next one.  1 when a commit was asked.
+ */
+int
+kafka_commit_async(kafka_consumer *kc)
+{
+	rd_kafka_resp_err_t err;
+
+	if (!kc->uncommitted)
+		return 0;
+	kc->uncommitted = 0;
+	err = rd_kafka_commit(kc->rk, NULL, 1);
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_WARNING, "commit_failed");
+		log_kv_str(&line, "reason", "idle");
+		log_kv_str(&line, "error", rd_kafka_err2str(err));
+		log_end(&line);
+	}
+	return 1;
 }
 
 /*

@@ -41,6 +41,7 @@ extern void kafka_pause(kafka_consumer *kc);
 extern void kafka_resume(kafka_consumer *kc);
 extern int	kafka_is_paused(const kafka_consumer *kc);
 extern void kafka_commit_sync(kafka_consumer *kc, const char *why);
+extern int	kafka_commit_async(kafka_consumer *kc);
 extern int64_t kafka_lag(kafka_consumer *kc);
 extern int	kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out);
 extern int	kafka_up(const kafka_consumer *kc);

@@ -39,6 +39,7 @@ struct kafka_consumer
 	int			rebalanced;		/* assignment changed since last check */
 	int			fatal;			/* librdkafka raised a fatal error */
 	int			up;				/* brokers reachable: 1, 0, -1 unknown */
+	int			uncommitted;	/* offsets stored since the last commit */
 	feeder_stats *stats;
 };
 

@@ -380,18 +380,27 @@ redact_password_key(const char *s)
 }
 
 /*
- * log_redact_conninfo
- *		Return a malloc'd copy of a libpq connection string (key=value form
- *		or postgresql:// URI, or free text containing one) with every
- *		password replaced by ***: password= and sslpassword= values, quoted
- *		or not, and the password part of URI user:password@ credentials.
- *		The scan mirrors libpq's parsing rules: a quoted value ends at the
+ * redact_mask
+ *		Append the mask that replaces a secret of span bytes: "***", or with
+ *		fit set (in-place redaction, which must not grow the string) one
+ *		'*' per byte when the secret is shorter than that.
+ */
+static void
+redact_mask(redact_buf *b, size_t span, int fit)
+{
+	redact_put(b, "***", fit && span < 3 ? span : 3);
+}
+
+/*
+ * redact_conninfo
+ *		The scan behind log_redact_conninfo and log_redact_conninfo_inplace.
+ *		It mirrors libpq's parsing rules: a quoted value ends at the
  *		unescaped closing quote, a bare value at a blank (backslash escapes
  *		the next character), a URI query value at '&', and URI credentials
  *		run from "://" to the first '@' before any '/'.
  */
-char *
-log_redact_conninfo(const char *conninfo)
+static char *
+redact_conninfo(const char *conninfo, int fit)
 {
 	redact_buf	b = {NULL, 0, 0};
 	const char *p = conninfo ? conninfo : "";
@@ -421,7 +430,7 @@ log_redact_conninfo(const char *conninfo)
 				if (colon)
 				{
 					redact_put(&b, p + 3, (size_t) (colon - (p + 3)) + 1);
-					redact_put(&b, "***", 3);
+					redact_mask(&b, (size_t) (q - colon - 1), fit);
 				}
 				else
 					redact_put(&b, p + 3, (size_t) (q - (p + 3)));
@@ -439,17 +448,21 @@ log_redact_conninfo(const char *conninfo)
 
 		if (at_boundary && (keylen = redact_password_key(p)) > 0)
 		{
+			const char *secret;
+
 			redact_put(&b, p, keylen);
-			redact_put(&b, "***", 3);
 			p += keylen;
 			if (in_query)
 			{
+				secret = p;
 				while (*p && *p != '&' && !isspace((unsigned char) *p))
 					p++;
+				redact_mask(&b, (size_t) (p - secret), fit);
 				continue;
 			}
 			while (*p == ' ' || *p == '\t')
 				p++;
+			secret = p;
 			if (*p == '\'')
 			{
 				p++;
@@ -471,10 +484,55 @@ log_redact_conninfo(const char *conninfo)
 					p++;
 				}
 			}
+			redact_mask(&b, (size_t) (p - secret), fit);
 			continue;
 		}
 		redact_put(&b, p, 1);
 		p++;
 	}
 	return b.data;
+}
+
+/*
+ * log_redact_conninfo
+ *		Return a malloc'd copy of a libpq connection string (key=value form
+ *		or postgresql:// URI, or free text containing one) with every
+ *		password replaced by ***: password= and sslpassword= values, quoted
+ *		or not, and the password part of URI user:password@ credentials.
+ */
+char *
+log_redact_conninfo(const char *conninfo)
+{
+	return redact_conninfo(conninfo, 0);
+}
+
+/*
+ * log_redact_conninfo_inplace
+ *		Redact the passwords of a connection string where it lies, so that
+ *		a --dsn argument stops showing in ps and /proc/PID/cmdline: the
+ *		same scan as log_redact_conninfo, but a secret shorter than three
+ *		bytes is masked byte for byte, so the result never grows; the
+ *		bytes it frees at the end are zeroed.  Returns 1 when s changed.
+ */
+int
+log_redact_conninfo_inplace(char *s)
+{
+	char	   *red;
+	size_t		n,
+				m;
+	int			changed;
+
+	if (s == NULL)
+		return 0;
+	red = redact_conninfo(s, 1);
+	n = strlen(s);
+	m = strlen(red);
+	changed = m != n || memcmp(red, s, n) != 0;
+	if (changed && m <= n)
+	{
+		memcpy(s, red, m);
+		memset(s + m, 0, n - m);
+	}
+	free(red);
+	return changed;
 }

@@ -51,5 +51,6 @@ extern void log_simple(log_level level, const char *event, const char *msg);
 
 extern size_t log_quote_value(char *out, size_t outlen, const char *value);
 extern char *log_redact_conninfo(const char *conninfo);
+extern int	log_redact_conninfo_inplace(char *s);
 
 #endif							/* FEEDER_LOG_H */

@@ -6,8 +6,12 @@
  * All Kafka polling goes through loop_poll(), which also drops held
  * messages of partitions revoked by a rebalance, writes the periodic
  * counters line and, with --metrics-listen, publishes the metrics and
- * watches the idle database connection.  Polling never happens while a
- * database transaction is open (see kafka.c for why that matters).
+ * watches the idle database connection.  A poll that returns no message
+ * also commits the offsets stored since the last commit (at most once a
+ * second), so that the group's committed offsets do not trail the
+ * database by auto.commit.interval.ms once the stream pauses.  Polling
+ * never happens while a database transaction is open (see kafka.c for why
+ * that matters).
  *
  *-------------------------------------------------------------------------
  */
@@ -21,6 +25,9 @@
 
 /* How often the metrics refresh the lag and check the idle database. */
 #define LOOP_METRICS_INTERVAL_MS 1000
+
+/* Shortest interval between two offset commits asked for by an idle poll. */
+#define LOOP_IDLE_COMMIT_INTERVAL_MS 1000
 
 /*
  * loop_now_ms
@@ -94,11 +101,20 @@ loop_watch_database(feeder_app *app, int64_t now)
 	}
 	if (now < app->next_db_retry_ms)
 		return;
-	if (db_connect(app->db, &err) == DB_ERR_NONE)
+	switch (db_connect(app->db, &err))
 	{
-		metrics_set_database(1, NULL);
-		app->db_retry_attempt = 0;
-		return;
+		case DB_ERR_NONE:
+			metrics_set_database(1, NULL);
+			app->db_retry_attempt = 0;
+			return;
+		case DB_ERR_FATAL:
+			/* a privilege revoked, a password changed: exit 3 at once */
+			metrics_set_database(0, err.message);
+			deliver_log_fatal(&err);
+			app->db_config_error = 1;
+			return;
+		default:
+			break;
 	}
 	metrics_set_database(0, err.message);
 	app->next_db_retry_ms = now + backoff_delay_ms(&app->backoff, app->db_retry_attempt,
@@ -160,7 +176,8 @@ loop_tick(feeder_app *app)
 /*
  * loop_poll
  *		Poll the consumer once (serving rebalances and errors), prune after
- *		a rebalance, do periodic work.  1 with *out filled on a message.
+ *		a rebalance, commit stored offsets when nothing came (see the file
+ *		header), do periodic work.  1 with *out filled on a message.
  */
 int
 loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
@@ -169,6 +186,13 @@ loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
 
 	if (kafka_take_rebalanced(app->kc))
 		loop_prune_revoked(app);
+	if (!got)
+	{
+		int64_t		now = loop_now_ms();
+
+		if (now >= app->next_idle_commit_ms && kafka_commit_async(app->kc))
+			app->next_idle_commit_ms = now + LOOP_IDLE_COMMIT_INTERVAL_MS;
+	}
 	loop_tick(app);
 	return got;
 }
@@ -221,7 +245,9 @@ loop_source_now(void *arg)
 static int
 loop_source_stopping(void *arg)
 {
-	return feeder_stop || kafka_fatal(((feeder_app *) arg)->kc);
+	feeder_app *app = arg;
+
+	return feeder_stop || kafka_fatal(app->kc) || app->db_config_error;
 }
 
 /*
@@ -241,6 +267,8 @@ loop_run(feeder_app *app)
 		deliver_result r;
 
 		batch_fill(&app->batch, &app->pending, &src);
+		if (app->db_config_error)
+			return FEEDER_EXIT_DATABASE;
 		if (app->batch.count == 0)
 			continue;
 		r = deliver_batch(app);

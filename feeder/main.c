@@ -3,12 +3,14 @@
  * main.c
  *	  received-orders-feeder: startup, signals and shutdown.
  *
- * Startup order: configuration (exit 2 on anything wrong with it), a first
- * database connection (exit 3 at once on a configuration or permission
- * error; a database that is merely down is retried by the loop), then the
- * Kafka consumer (exit 4 if librdkafka refuses it).  With --metrics-listen
- * the HTTP endpoint starts first (exit 1 if its address cannot be bound),
- * so that /healthz answers "starting" meanwhile.  Shutdown: the loop
+ * Startup order: configuration (exit 2 on anything wrong with it; the
+ * password of a --dsn argument is then hidden from ps), a first database
+ * connection with its privilege check (exit 3 at once on a configuration
+ * or permission error, even before any message arrives; a database that
+ * is merely down is retried by the loop), then the Kafka consumer (exit 4
+ * if librdkafka refuses it).  With --metrics-listen the HTTP endpoint
+ * starts first (exit 1 if its address cannot be resolved or bound), so
+ * that /healthz answers "starting" meanwhile.  Shutdown: the loop
  * finishes or abandons the batch in flight, then the stored offsets are
  * committed synchronously and the consumer leaves the group.
  *

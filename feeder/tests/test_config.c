@@ -79,6 +79,36 @@ test_flags_and_defaults(void **state)
 	config_free(&cfg);
 }
 
+/* A --dsn password is copied, then hidden in argv itself (ps). */
+static void
+test_dsn_hidden_in_argv(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+	char		prog[] = "received-orders-feeder";
+	char		o_brokers[] = "--brokers";
+	char		brokers[] = "k:9092";
+	char		o_topic[] = "--topic";
+	char		topic[] = "orders";
+	char		o_dsn[] = "--dsn";
+	char		dsn[] = "host=db password=hunter2 dbname=x";
+	char		dsn_eq[] = "--dsn=postgresql://u:pw@db/x";
+	char	   *argv[] = {prog, o_brokers, brokers, o_topic, topic, o_dsn, dsn, NULL};
+	char	   *argv_eq[] = {prog, o_brokers, brokers, o_topic, topic, dsn_eq, NULL};
+
+	(void) state;
+	assert_int_equal(config_parse(&cfg, 7, argv, err, sizeof(err)), CONFIG_OK);
+	assert_string_equal(cfg.dsn, "host=db password=hunter2 dbname=x");
+	assert_string_equal(dsn, "host=db password=*** dbname=x");
+	assert_string_equal(topic, "orders");
+	config_free(&cfg);
+
+	assert_int_equal(config_parse(&cfg, 6, argv_eq, err, sizeof(err)), CONFIG_OK);
+	assert_string_equal(cfg.dsn, "postgresql://u:pw@db/x");
+	assert_string_equal(dsn_eq, "--dsn=postgresql://u:**@db/x");
+	config_free(&cfg);
+}
+
 /* --topic repeats and splits on commas; numbers are range-checked. */
 static void
 test_repeatable_topic_and_numbers(void **state)
@@ -385,6 +415,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_flags_and_defaults, clear_env),
+		cmocka_unit_test_setup(test_dsn_hidden_in_argv, clear_env),
 		cmocka_unit_test_setup(test_repeatable_topic_and_numbers, clear_env),
 		cmocka_unit_test_setup(test_bad_arguments, clear_env),
 		cmocka_unit_test_setup(test_help_version, clear_env),

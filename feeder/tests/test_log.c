@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * test_log.c
- *	  Unit tests of log.c: password redaction of connection strings and
- *	  quoting of log values.
+ *	  Unit tests of log.c: password redaction of connection strings (as a
+ *	  copy, and in place for argv) and quoting of log values.
  *
  *-------------------------------------------------------------------------
  */
+#define _GNU_SOURCE				/* memmem */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -102,6 +103,54 @@ test_quote_value(void **state)
 	assert_string_equal(buf, "abc");
 }
 
+/*
+ * check_redact_inplace
+ *		Redact a writable copy of in where it lies; the visible string must
+ *		be expected, the bytes after it up to the old end zero, the secret
+ *		gone from the whole old extent, and changed reported.
+ */
+static void
+check_redact_inplace(const char *in, const char *expected, const char *secret)
+{
+	size_t		n = strlen(in);
+	char	   *buf = malloc(n + 1);
+	size_t		i;
+
+	assert_non_null(buf);
+	memcpy(buf, in, n + 1);
+	assert_int_equal(log_redact_conninfo_inplace(buf), strcmp(in, expected) != 0);
+	assert_string_equal(buf, expected);
+	for (i = strlen(buf); i < n; i++)
+		assert_int_equal(buf[i], '\0');
+	if (secret)
+		assert_null(memmem(buf, n, secret, strlen(secret)));
+	free(buf);
+}
+
+/* In place (argv): never longer than the input, short secrets masked. */
+static void
+test_redact_inplace(void **state)
+{
+	(void) state;
+	check_redact_inplace("host=db user=feeder password=hunter2 dbname=orders",
+						 "host=db user=feeder password=*** dbname=orders", "hunter2");
+	check_redact_inplace("password='s3cret pw' host=db", "password=*** host=db", "s3cret");
+	check_redact_inplace("postgresql://feeder:hunter2@db:5432/orders",
+						 "postgresql://feeder:***@db:5432/orders", "hunter2");
+	check_redact_inplace("postgresql://feeder@db/orders?password=hunter2&sslmode=require",
+						 "postgresql://feeder@db/orders?password=***&sslmode=require", "hunter2");
+	/* a password shorter than the mask is masked byte for byte */
+	check_redact_inplace("password=ab host=x", "password=** host=x", "ab ");
+	check_redact_inplace("postgresql://u:p@db/x", "postgresql://u:*@db/x", ":p@");
+	check_redact_inplace("host=x password=", "host=x password=", NULL);
+	/* as libpq reads it, the value after "= " is the password */
+	check_redact_inplace("password= host=x", "password=***", "host=x");
+	/* nothing to hide: untouched */
+	check_redact_inplace("host=db dbname=orders", "host=db dbname=orders", NULL);
+	check_redact_inplace("", "", NULL);
+	assert_int_equal(log_redact_conninfo_inplace(NULL), 0);
+}
+
 /* Level names parse both ways. */
 static void
 test_levels(void **state)
@@ -124,6 +173,7 @@ main(void)
 		cmocka_unit_test(test_redact_keyvalue),
 		cmocka_unit_test(test_redact_uri),
 		cmocka_unit_test(test_redact_embedded),
+		cmocka_unit_test(test_redact_inplace),
 		cmocka_unit_test(test_quote_value),
 		cmocka_unit_test(test_levels),
 	};

@@ -1,0 +1,27 @@
+/*-------------------------------------------------------------------------
+ *
+ * db_int.h
+ *	  Internals of the PostgreSQL side shared by db.c (connection, batch
+ *	  transaction) and db_privileges.c (the startup privilege check): not
+ *	  for the rest of the feeder, which sees db_conn as opaque.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FEEDER_DB_INT_H
+#define FEEDER_DB_INT_H
+
+#include <libpq-fe.h>
+
+#include "db.h"
+
+/* The function the feeder calls, as GRANT and to_regprocedure spell it. */
+#define DB_FUNCTION_SIGNATURE \
+	"received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[])"
+#define DB_SCHEMA_NAME "received_orders"
+
+extern void db_copy_message(db_error *err, const char *msg);
+extern db_error_class db_fill_error(PGconn *conn, const PGresult *res,
+									const char *step, db_error *err);
+extern db_error_class db_check_privileges(PGconn *conn, db_error *err);
+
+#endif							/* FEEDER_DB_INT_H */
