@@ -16,7 +16,7 @@
 E2E_TOPIC=orders
 GROUP=e2e-07
 FEEDER_ARGS=(--batch-size 20 --batch-wait-ms 50)
-plan 25
+plan 27
 
 # fails_fast NAME — the feeder exits on its own within 20 s, non-zero
 # (call it in the suite's shell, not in a subshell: it reaps the process)
@@ -105,8 +105,17 @@ tap_ok $? "unknown database: the feeder exits non-zero at once"
 check "unknown database: the message names 3D000" log_has nodb '3D000'
 check "unknown database: the output never shows the password" log_has_no "$E2E_PASSWORD" nodb
 
-# --- EXECUTE revoked: new messages wait, nothing is acknowledged (the
-# privilege is checked when the first batch runs, not at connection)
+# --- EXECUTE revoked with nothing to consume: the privilege check at
+# connection ends the feeder before any batch, naming the GRANT to run
+sql "REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) FROM \"$E2E_ROLE\""
+feeder_start idlenoexec "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
+fails_fast idlenoexec && [ "$FEEDER_RC" -eq 3 ]
+tap_ok $? "EXECUTE revoked, nothing to consume: the feeder exits 3 at once"
+check "EXECUTE revoked, nothing to consume: the check at connection names the GRANT" \
+	bash -c 'grep -q "step=privileges" "$1" && grep -q "GRANT EXECUTE" "$1"' _ "$E2E_TMP/idlenoexec.log"
+sql "GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) TO \"$E2E_ROLE\""
+
+# --- EXECUTE revoked: new messages wait, nothing is acknowledged
 produce_orders 201 300 || bail "kcat could not produce"
 kafka_committed "$GROUP" "$E2E_TOPIC" >"$E2E_TMP/committed.before"
 sql "REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) FROM \"$E2E_ROLE\""
