@@ -310,7 +310,7 @@ materialize_orders(PG_FUNCTION_ARGS)
 
 	if (!BatchTry(BatchParseAndInsertAll, &batch, NULL))
 	{
-		/* Start over element by element, to pin the error on its owner. */
+		/* Start over on the slow path, to pin the error on its owner. */
 		for (int i = 0; i < batch.count; i++)
 		{
 			BatchItem  *item = &batch.items[i];
@@ -454,7 +454,7 @@ BatchTry(BatchStep step, Batch *batch, BatchItem *item)
 						edata->detail);
 		else
 			ereport(DEBUG1,
-					(errmsg_internal("received_orders batch retried element by element after: %s",
+					(errmsg_internal("received_orders batch took the slow path after: %s",
 									 edata->message)));
 		FreeErrorData(edata);
 		ok = false;
