@@ -12,9 +12,9 @@
  * The batch function never fails for one bad element.  Raw checks that
  * cannot throw run first; parsing and the one INSERT for all good elements
  * then run in a single subtransaction.  Should that throw (a DBA's trigger or
- * constraint, a number jsonb cannot hold), it is rolled back, every element
- * is parsed again in a subtransaction of its own, and the valid ones are
- * inserted by halves, each half in a subtransaction, halving again where one
+ * constraint, a number jsonb cannot hold), it is rolled back, the elements
+ * it had not parsed yet are parsed each in a subtransaction of its own, and
+ * the valid ones are inserted by halves, each half in a subtransaction, halving again where one
  * fails: the error is pinned on its element, which is quarantined, at a cost
  * of about 2 log2(n) subtransactions per bad element rather than n.
  * Transient errors are re-thrown: the caller retries the whole batch.
@@ -53,7 +53,6 @@ typedef struct BatchItem
 	int			position;		/* 1-based, in the caller's arrays */
 	const char *data;			/* raw value bytes */
 	int			len;
-	bool		rejected_raw;	/* refused before parsing */
 	BatchState	state;
 	RoEvent		event;			/* valid from BATCH_CANDIDATE on */
 	bool		has_order_id;
@@ -305,22 +304,23 @@ materialize_orders(PG_FUNCTION_ARGS)
 				BatchReject(item, err.sqlerrcode, err.message, err.detail);
 			MemoryContextReset(batch.scratch);
 		}
-		item->rejected_raw = (item->state == BATCH_DECIDED);
 	}
 
 	if (!BatchTry(BatchParseAndInsertAll, &batch, NULL))
 	{
-		/* Start over on the slow path, to pin the error on its owner. */
+		/*
+		 * The slow path, to pin the error on its owner.  What the fast path
+		 * parsed stays parsed (it lives outside the subtransaction); the
+		 * elements it did not reach, the failing one among them, are parsed
+		 * each in a subtransaction of its own.  Nothing was inserted.
+		 */
 		for (int i = 0; i < batch.count; i++)
 		{
 			BatchItem  *item = &batch.items[i];
 
-			if (!item->rejected_raw)
-			{
-				item->state = BATCH_PENDING;
-				item->inserted = false;
+			item->inserted = false;
+			if (item->state == BATCH_PENDING)
 				BatchTry(BatchParseItem, &batch, item);
-			}
 		}
 		BatchSortCandidates(&batch);
 		BatchInsertByHalves(&batch, 0, batch.ncandidates);
@@ -454,7 +454,7 @@ BatchTry(BatchStep step, Batch *batch, BatchItem *item)
 						edata->detail);
 		else
 			ereport(DEBUG1,
-					(errmsg_internal("received_orders batch took the slow path after: %s",
+					(errmsg_internal("received_orders batch retried in smaller parts after: %s",
 									 edata->message)));
 		FreeErrorData(edata);
 		ok = false;

@@ -89,6 +89,8 @@ static StorePlan delete_quarantined_plan = {
 static int	StoreExecute(StorePlan *plan, Datum *values, const char *nulls,
 						 int expected);
 static ArrayType *StoreUuidArray(pg_uuid_t *const *uuids, int count);
+static int	StoreFindFirst(pg_uuid_t *const *uuids, int count,
+						   const pg_uuid_t *id);
 
 /*
  * StoreExecute
@@ -132,6 +134,31 @@ StoreUuidArray(pg_uuid_t *const *uuids, int count)
 		datums[i] = UUIDPGetDatum(uuids[i]);
 	return construct_array(datums, count, UUIDOID, UUID_LEN, false,
 						   TYPALIGN_CHAR);
+}
+
+/*
+ * StoreFindFirst
+ *		The index of the first of uuids (sorted by their bytes, repeats
+ *		allowed) equal to id, or -1.
+ */
+static int
+StoreFindFirst(pg_uuid_t *const *uuids, int count, const pg_uuid_t *id)
+{
+	int			low = 0,
+				high = count;
+
+	while (low < high)
+	{
+		int			mid = low + (high - low) / 2;
+
+		if (memcmp(uuids[mid]->data, id->data, UUID_LEN) < 0)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	if (low == count || memcmp(uuids[low]->data, id->data, UUID_LEN) != 0)
+		return -1;
+	return low;
 }
 
 /*
@@ -182,32 +209,22 @@ RoStoreInsertMany(RoEvent **events, int count, bool *inserted)
 
 	/*
 	 * RETURNING names the inserted ids.  events is sorted by order_id (ties
-	 * by position), so a binary search finds the first event of each id:
-	 * within one statement the first of equal ids is the one inserted.
+	 * by position), and within one statement the first of equal ids is the
+	 * one inserted.
 	 */
 	returned = SPI_processed;
 	for (uint64 r = 0; r < returned; r++)
 	{
 		bool		isnull;
-		pg_uuid_t  *id;
-		int			low = 0,
-					high = count;
+		int			first;
 
-		id = DatumGetUUIDP(SPI_getbinval(SPI_tuptable->vals[r],
-										 SPI_tuptable->tupdesc, 1, &isnull));
-		while (low < high)
-		{
-			int			mid = low + (high - low) / 2;
-
-			if (memcmp(uuids[mid]->data, id->data, UUID_LEN) < 0)
-				low = mid + 1;
-			else
-				high = mid;
-		}
-		if (low == count ||
-			memcmp(uuids[low]->data, id->data, UUID_LEN) != 0)
+		first = StoreFindFirst(uuids, count,
+							   DatumGetUUIDP(SPI_getbinval(SPI_tuptable->vals[r],
+														   SPI_tuptable->tupdesc, 1,
+														   &isnull)));
+		if (first < 0)
 			elog(ERROR, "inserted order_id not found among the batch's events");
-		inserted[low] = true;
+		inserted[first] = true;
 		matched++;
 	}
 	SPI_freetuptable(SPI_tuptable);
@@ -237,7 +254,9 @@ RoStoreLookupReference(const pg_uuid_t *order_id)
 /*
  * RoStoreLookupReferences
  *		Fill references[i] with the stored external_reference of
- *		order_ids[i], or NULL, in one statement.
+ *		order_ids[i], or NULL, in one statement.  order_ids is sorted by its
+ *		bytes (repeats allowed), so each stored row finds its ids by a
+ *		binary search.
  */
 void
 RoStoreLookupReferences(pg_uuid_t *order_ids, int count, text **references)
@@ -265,9 +284,11 @@ RoStoreLookupReferences(pg_uuid_t *order_ids, int count, text **references)
 		reference = DatumGetTextPCopy(SPI_getbinval(tuple,
 													SPI_tuptable->tupdesc, 2,
 													&isnull));
-		for (int i = 0; i < count; i++)
-			if (memcmp(id->data, order_ids[i].data, UUID_LEN) == 0)
-				references[i] = reference;
+		for (int i = StoreFindFirst(uuids, count, id);
+			 i >= 0 && i < count &&
+			 memcmp(id->data, order_ids[i].data, UUID_LEN) == 0;
+			 i++)
+			references[i] = reference;
 	}
 	SPI_freetuptable(SPI_tuptable);
 }

@@ -7,7 +7,7 @@
 -- error fails the whole call.
 
 BEGIN;
-SELECT plan(32);
+SELECT plan(34);
 
 -- Conflicts raise a WARNING each; expected here, so kept off the TAP output.
 SET LOCAL client_min_messages = error;
@@ -224,6 +224,27 @@ SELECT is(
 	  WHERE raw_value = '\x01'::bytea AND kafka_topic IS NULL AND kafka_partition IS NULL AND kafka_offset IS NULL),
 	1,
 	'an element rejected without coordinates is quarantined with NULL coordinates');
+
+-- A value jsonb cannot hold fails the fast path's parsing; the slow path
+-- keeps what was decided before it, parses the rest alone and pins the error.
+SELECT results_eq(
+	$$SELECT "position", outcome::text, sqlstate
+	    FROM received_orders.materialize_orders(ARRAY[
+	           convert_to('{"orderId": "c0000000-0000-4000-8000-000000000030", "externalReference": "ref-30"}', 'UTF8'),
+	           convert_to('{"orderId": "c0000000-0000-4000-8000-000000000031"}', 'UTF8'),
+	           convert_to('{"orderId": "c0000000-0000-4000-8000-000000000032", "externalReference": "ref-32", "n": 1e999999}', 'UTF8'),
+	           convert_to('{"orderId": "c0000000-0000-4000-8000-000000000033", "externalReference": "ref-33"}', 'UTF8'),
+	           convert_to('{"orderId": "c0000000-0000-4000-8000-000000000030", "externalReference": "ref-30"}', 'UTF8')],
+	         ARRAY['orders-04-overflow', 'orders-04-overflow', 'orders-04-overflow', 'orders-04-overflow', 'orders-04-overflow'],
+	         ARRAY[0, 0, 0, 0, 0], ARRAY[1, 2, 3, 4, 5]::bigint[], NULL)$$,
+	$$VALUES (1, 'inserted'::text, NULL::text), (2, 'rejected', '22023'), (3, 'rejected', '22003'),
+	         (4, 'inserted', NULL), (5, 'duplicate', NULL)$$,
+	'a number jsonb cannot hold rejects only its element (22003); the others keep their outcomes');
+SELECT results_eq(
+	$$SELECT kafka_offset, outcome::text, sqlstate FROM received_orders.received_orders_quarantine
+	   WHERE kafka_topic = 'orders-04-overflow' ORDER BY kafka_offset$$,
+	$$VALUES (2::bigint, 'rejected'::text, '22023'::text), (3, 'rejected', '22003')$$,
+	'both rejected elements of that batch are quarantined once');
 
 -- A DBA's trigger: its error is isolated to its element, unless transient -----------------------
 
