@@ -1,0 +1,75 @@
+# bench/lib.sh — measurements shared by bench/extension and bench/feeder
+#
+# Sourced after test/lib/pg.sh, with PGDATABASE set to the benchmark's
+# database, which holds the extension and the tables of bench/sql/setup.sql
+# or their equivalent (bench.batches, bench.batch_seq).
+#
+#   bench_rate N START END     N / (END - START), rounded: events per second
+#   bench_median VALUES...     the middle value (the lower middle of an even count)
+#   bench_pct A B              A as a percentage of B, "NN %"
+#   bench_reset_table          empty both tables, then CHECKPOINT, so that no
+#                              run pays for the previous one's dirty pages
+#   bench_ceiling SOURCE ROWS N
+#                              events/s of one INSERT ... SELECT ... ON
+#                              CONFLICT DO NOTHING of N events from the query
+#                              SOURCE into the emptied table; dies unless it
+#                              stored ROWS rows (the same work as the run it
+#                              is compared with)
+#   bench_batch_path BATCHES ROWS N
+#                              events/s of materialize_orders over
+#                              bench.batches 1..BATCHES, one call and one
+#                              transaction each (pgbench, one client); dies
+#                              unless it stored ROWS rows
+
+# bench_rate N START END — N / (END - START), rounded
+bench_rate() {
+	awk -v n="$1" -v s="$2" -v e="$3" 'BEGIN { printf "%.0f", n / (e - s) }'
+}
+
+# bench_median VALUES... — the middle value
+bench_median() {
+	printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p"
+}
+
+# bench_pct A B — A as a percentage of B
+bench_pct() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f %%", 100 * a / b }'
+}
+
+# bench_reset_table — empty both tables, then checkpoint
+bench_reset_table() {
+	pg_psql -c 'TRUNCATE received_orders.received_orders, received_orders.received_orders_quarantine' \
+		-c 'CHECKPOINT' >/dev/null
+}
+
+# bench__stored ROWS WHAT — die unless the table holds ROWS rows
+bench__stored() {
+	local rows
+	rows=$(pg_query "$PGDATABASE" 'SELECT count(*) FROM received_orders.received_orders')
+	[[ $rows == "$1" ]] || ro_die "$2 stored $rows rows, expected $1: not the same work"
+}
+
+# bench_ceiling SOURCE ROWS N — the server-side ceiling (see the header)
+bench_ceiling() {
+	local start end
+	bench_reset_table
+	start=$(date +%s.%N)
+	pg_psql -c "INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
+		SELECT (e ->> 'orderId')::uuid, e ->> 'externalReference', e
+		  FROM ($1 OFFSET 0) AS s (e) ON CONFLICT (order_id) DO NOTHING" >/dev/null
+	end=$(date +%s.%N)
+	bench__stored "$2" "the ceiling"
+	bench_rate "$3" "$start" "$end"
+}
+
+# bench_batch_path BATCHES ROWS N — the batch function alone (see the header)
+bench_batch_path() {
+	local start end
+	bench_reset_table
+	pg_psql -c "SELECT setval('bench.batch_seq', 1, false)" >/dev/null
+	start=$(date +%s.%N)
+	"$(pg_bindir)/pgbench" -n -c 1 -t "$1" -f "$RO_ROOT/bench/sql/batch.pgbench" >/dev/null
+	end=$(date +%s.%N)
+	bench__stored "$2" "the batch path"
+	bench_rate "$3" "$start" "$end"
+}
