@@ -15,13 +15,9 @@ PAGE=$RO_ROOT/docs/received-orders-feeder.1
 SECTIONS=(NAME SYNOPSIS DESCRIPTION OPTIONS ENVIRONMENT FILES "EXIT STATUS"
 	SIGNALS LOGGING EXAMPLES "SEE ALSO")
 
-# feeder — the feeder binary: built tree first, then PATH
+# feeder — run the feeder binary (ro_feeder_bin)
 feeder() {
-	if [[ -x $RO_ROOT/feeder/received-orders-feeder ]]; then
-		"$RO_ROOT/feeder/received-orders-feeder" "$@"
-	else
-		received-orders-feeder "$@"
-	fi
+	"$(ro_feeder_bin)" "$@"
 }
 
 command -v man >/dev/null || tap_bail "man not found: install man-db"

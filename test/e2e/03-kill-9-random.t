@@ -49,7 +49,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		# at a random row count between here and a share of what is left
 		threshold=$((now + 1 + RANDOM % ((total - now) / (ROUNDS - round + 2) + 1)))
 		check "round $round: the feeder passes $threshold of $total orders" \
-			wait_until 120 rows_at_least "$threshold"
+			ro_wait_until 120 rows_at_least "$threshold"
 	fi
 	feeder_kill feeder
 	diag "round $round: killed at $(rows) orders; committed: $(kafka_committed "$GROUP" "$E2E_TOPIC" | awk '{ printf "[%s] @%s ", $2, $3 }')"

@@ -38,7 +38,7 @@ total=$(expected_rows | wc -l)
 
 feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 check "the feeder gets a quarter through the stream" \
-	wait_until 60 rows_at_least $((total / 4))
+	ro_wait_until 60 rows_at_least $((total / 4))
 check "pg_ctl stop -m immediate mid-stream" pg_ctl_as stop -m immediate -w
 stopped_at=$SECONDS
 diag "database stopped; the feeder had committed up to: $(kafka_committed "$GROUP" "$E2E_TOPIC" | awk '{ printf "[%s] @%s/%s ", $2, $3, $4 }')"

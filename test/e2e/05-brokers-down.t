@@ -48,7 +48,7 @@ total=$(expected_rows | wc -l)
 
 feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 check "the feeder gets a fifth through the stream" \
-	wait_until 60 rows_at_least $((total / 5))
+	ro_wait_until 60 rows_at_least $((total / 5))
 
 # one broker of three; meanwhile a producer sends more (what goes to the
 # partitions broker 1 leads waits in kcat until it is back)

@@ -59,16 +59,16 @@ scenario() {
 	feeder_start a "$E2E_TOPIC" "$GROUP" "${COMMON_ARGS[@]}" -X partition.assignment.strategy="$strategy"
 	feeder_start b "$E2E_TOPIC" "$GROUP" "${COMMON_ARGS[@]}" -X partition.assignment.strategy="$strategy"
 	check "$label: the two feeders split the $PARTITIONS partitions" \
-		wait_until 30 split_between a b
+		ro_wait_until 30 split_between a b
 	diag "$label: a holds $(feeder_assignment a | tr '\n' ' '), b holds $(feeder_assignment b | tr '\n' ' ')"
 	check "$label: the stream is well under way and feeder a has consumed messages" \
-		wait_until 60 killable
+		ro_wait_until 60 killable
 	feeder_kill a
 	diag "$label: a killed at $(rows) of $total orders"
 	check "$label: every message below the committed offsets is stored or quarantined" \
 		check_below_committed "$GROUP"
 	check "$label: feeder b takes every partition over" \
-		wait_until 60 holds_all b
+		ro_wait_until 60 holds_all b
 	check "$label: feeder b completes: committed offsets reach the end offsets" \
 		kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 120
 	check "$label: feeder b consumed messages too" has_consumed b

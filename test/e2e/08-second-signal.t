@@ -25,7 +25,7 @@ flush || bail "kcat could not produce"
 total=$(expected_rows | wc -l)
 
 feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
-check "the feeder materializes the stream" wait_until 60 rows_at_least "$total"
+check "the feeder materializes the stream" ro_wait_until 60 rows_at_least "$total"
 
 check "every broker goes down" kafka_broker_down -1
 sleep 1

@@ -74,17 +74,6 @@ bail() {
 
 # ---------------------------------------------------------------- waits
 
-# wait_until SECONDS CMD... — poll CMD every 0.05 s until it succeeds
-wait_until() {
-	local deadline=$((SECONDS + $1))
-	shift
-	while ((SECONDS < deadline)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	"$@"
-}
-
 # ---------------------------------------------------------------- database
 
 # sql SQL — run SQL in the suite's database as the superuser, rows unaligned
@@ -162,15 +151,6 @@ e2e_drop_db() {
 
 # ---------------------------------------------------------------- feeder
 
-# feeder_bin — the feeder binary: built tree first, then PATH
-feeder_bin() {
-	if [ -x "$RO_ROOT/feeder/received-orders-feeder" ]; then
-		echo "$RO_ROOT/feeder/received-orders-feeder"
-	else
-		command -v received-orders-feeder || echo received-orders-feeder
-	fi
-}
-
 # Every feeder gets a 6 s session timeout (librdkafka's default is 45 s):
 # the mock cluster drops a member that left the group, cleanly or not, only
 # when its session times out, and a member joining meanwhile waits for that.
@@ -183,7 +163,7 @@ feeder_start() {
 	local name=$1 topic=$2 group=$3
 	shift 3
 	echo "--- start $(date +%T.%N)" >>"$E2E_TMP/$name.log"
-	"$(feeder_bin)" --brokers "$KAFKA_BOOTSTRAP" --topic "$topic" \
+	"$(ro_feeder_bin)" --brokers "$KAFKA_BOOTSTRAP" --topic "$topic" \
 		--group "$group" --dsn "$E2E_DSN" "${FEEDER_DEFAULT_ARGS[@]}" "$@" \
 		</dev/null >>"$E2E_TMP/$name.out" 2>>"$E2E_TMP/$name.log" &
 	FEEDER_PIDS[$name]=$!

@@ -44,6 +44,27 @@ TAP__FAILED=0
 TAP__PLAN=
 TAP__LAST=0
 
+# ro_wait_until SECONDS CMD... — poll CMD every 0.05 s until it succeeds;
+# after SECONDS one last try decides
+ro_wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	while ((SECONDS < deadline)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	"$@"
+}
+
+# ro_feeder_bin — the feeder binary: the one built in the tree, else PATH's
+ro_feeder_bin() {
+	if [[ -x $RO_ROOT/feeder/received-orders-feeder ]]; then
+		printf '%s\n' "$RO_ROOT/feeder/received-orders-feeder"
+	else
+		command -v received-orders-feeder || printf '%s\n' received-orders-feeder
+	fi
+}
+
 # ro_log — one progress line on stderr, so it never mixes into TAP on stdout
 ro_log() {
 	printf '==> %s\n' "$*" >&2

@@ -3,6 +3,7 @@
 # Sourced by suites (bash).  Runs feeder/ro-dev-kafka (librdkafka's mock
 # cluster) in the background with a control FIFO, and wraps kcat and
 # ro-dev-kafka's query modes.  Functions:
+# Needs test/lib/common.sh sourced first (pg.sh sources it).
 #
 #   kafka_start BROKERS TOPIC:PARTITIONS [...]   start; exports KAFKA_BOOTSTRAP
 #   kafka_broker_down ID / kafka_broker_up ID    (-1 = every broker)
@@ -172,11 +173,7 @@ kafka_caught_up() {
 
 # kafka_wait_caught_up GROUP TOPIC [SECONDS] — poll until caught up
 kafka_wait_caught_up() {
-	local deadline=$((SECONDS + ${3:-60}))
-	while ((SECONDS < deadline)); do
-		kafka_caught_up "$1" "$2" && return 0
-		sleep 0.5
-	done
+	ro_wait_until "${3:-60}" kafka_caught_up "$1" "$2" && return 0
 	kafka__log "group $1 not caught up on $2: $(kafka_committed "$1" "$2" 2>&1 | tr '\n' ';')"
 	return 1
 }

@@ -64,26 +64,6 @@ cleanup() {
 }
 ro_on_exit cleanup
 
-# feeder_bin — the feeder built in the tree, else the installed one
-feeder_bin() {
-	if [[ -x $RO_ROOT/feeder/received-orders-feeder ]]; then
-		printf '%s\n' "$RO_ROOT/feeder/received-orders-feeder"
-	else
-		command -v received-orders-feeder || printf '%s\n' received-orders-feeder
-	fi
-}
-
-# wait_for SECONDS CMD... — poll CMD every 0.1 s for at most SECONDS
-wait_for() {
-	local deadline=$((SECONDS + $1))
-	shift
-	while ((SECONDS < deadline)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
-
 # scrape — GET /metrics into $WORK/metrics.txt (headers in metrics.hdr)
 scrape() {
 	curl -sS --max-time 5 -D "$WORK/metrics.hdr" -o "$WORK/metrics.txt" "http://$METRICS/metrics"
@@ -95,7 +75,7 @@ metric() {
 	awk -v s="$P$1" '$1 == s { print $2 }' "$WORK/metrics.txt"
 }
 
-# metric_is SERIES VALUE — scrape, then compare (for wait_for)
+# metric_is SERIES VALUE — scrape, then compare (for ro_wait_until)
 metric_is() {
 	scrape && [[ $(metric "$1") == "$2" ]]
 }
@@ -107,7 +87,7 @@ health() {
 	printf '%s %s\n' "$(cat "$WORK/health.code")" "$(cat "$WORK/health.body")"
 }
 
-# health_like REGEX — /healthz answers matching REGEX (for wait_for)
+# health_like REGEX — /healthz answers matching REGEX (for ro_wait_until)
 health_like() {
 	local h
 	h=$(health) || return 1
@@ -157,13 +137,13 @@ CONSUMED=$((PARTITIONS * (VALID + REDELIV + DIVERGENT + BAD + TOMBS)))
 # --- a bad address is a usage error ----------------------------------------
 
 status=0
-"$(feeder_bin)" --brokers "$KAFKA_BOOTSTRAP" --topic "$TOPIC" --dsn "$DSN" \
+"$(ro_feeder_bin)" --brokers "$KAFKA_BOOTSTRAP" --topic "$TOPIC" --dsn "$DSN" \
 	--metrics-listen 127.0.0.1:notaport >/dev/null 2>"$WORK/usage.err" </dev/null || status=$?
 tap_is "$status" 2 "--metrics-listen with a malformed address exits 2"
 
 # --- the feeder with its endpoint on a free port ----------------------------
 
-"$(feeder_bin)" --brokers "$KAFKA_BOOTSTRAP" --topic "$TOPIC" --group "$GROUP" --dsn "$DSN" \
+"$(ro_feeder_bin)" --brokers "$KAFKA_BOOTSTRAP" --topic "$TOPIC" --group "$GROUP" --dsn "$DSN" \
 	--metrics-listen 127.0.0.1:0 --batch-size 7 --batch-wait-ms 20 --stats-interval 1 \
 	--retry-backoff-max-ms 1000 -X session.timeout.ms=6000 -X auto.commit.interval.ms=200 \
 	</dev/null >"$WORK/feeder.out" 2>"$FEEDER_LOG" &
@@ -173,7 +153,7 @@ listening() {
 	METRICS=$(sed -n 's/.*event=metrics_listening addr=\([0-9.]*:[0-9]*\).*/\1/p' "$FEEDER_LOG" | head -n 1)
 	[[ -n $METRICS ]]
 }
-tap_cmd "the feeder logs event=metrics_listening with the port it bound" wait_for 20 listening
+tap_cmd "the feeder logs event=metrics_listening with the port it bound" ro_wait_until 20 listening
 tap_last_ok || tap_bail "no metrics address in the feeder log"
 listening # tap_cmd ran it in a subshell: set METRICS here
 tap_like "$METRICS" '^127\.0\.0\.1:[1-9][0-9]*$' "it listens on 127.0.0.1 and a real port ($METRICS)"
@@ -181,9 +161,9 @@ tap_like "$METRICS" '^127\.0\.0\.1:[1-9][0-9]*$' "it listens on 127.0.0.1 and a 
 tap_cmd "the feeder catches up: committed offsets reach the end offsets" \
 	kafka_wait_caught_up "$GROUP" "$TOPIC" 90
 tap_cmd "/healthz answers 200 ok while consuming with the database up" \
-	wait_for 20 health_like '^200 ok$'
+	ro_wait_until 20 health_like '^200 ok$'
 tap_cmd "/metrics shows every consumed message" \
-	wait_for 10 metric_is messages_consumed_total "$CONSUMED"
+	ro_wait_until 10 metric_is messages_consumed_total "$CONSUMED"
 
 # --- every counter equals the known count -----------------------------------
 
@@ -215,7 +195,7 @@ committed_each() {
 	scrape && (($(metric offsets_committed_total) >= PARTITIONS))
 }
 tap_cmd "offsets_committed_total counts a commit for each of the $PARTITIONS partitions" \
-	wait_for 10 committed_each
+	ro_wait_until 10 committed_each
 scrape
 tap_is "$(awk -v p="$P" 'index($1, p "retries_total{") == 1 { s += $2 } END { print s + 0 }' "$WORK/metrics.txt")" \
 	0 "no retries with the database up (retries_total sums to 0 over the classes)"
@@ -225,7 +205,7 @@ lags_zero() {
 	scrape && [[ $(awk -v p="$P" 'index($1, p "consumer_lag{") == 1 && $2 == 0' "$WORK/metrics.txt" |
 		wc -l) == "$PARTITIONS" ]]
 }
-tap_cmd "consumer_lag is 0 for each of the $PARTITIONS partitions once caught up" wait_for 10 lags_zero
+tap_cmd "consumer_lag is 0 for each of the $PARTITIONS partitions once caught up" ro_wait_until 10 lags_zero
 tap_like "$(grep -c "^# TYPE $P" "$WORK/metrics.caught-up.txt") $(grep -c "^# HELP $P" "$WORK/metrics.caught-up.txt")" \
 	'^1[0-9] 1[0-9]$' "every family has its HELP and TYPE lines"
 tap_cmd "promtool check metrics accepts the scrape" \
@@ -242,9 +222,9 @@ tap_is "$(curl -sS --max-time 5 -o /dev/null -w '%{http_code}' -X POST -d x "htt
 
 tap_cmd "pg_ctl stop -m immediate" pg_ctl_as stop -m immediate -w
 tap_cmd "/healthz turns 503 naming the database within 15 s" \
-	wait_for 15 health_like '^503 database unreachable: .+'
+	ro_wait_until 15 health_like '^503 database unreachable: .+'
 tap_diag "healthz while the database is down: $(health || true)"
-tap_cmd "database_up turns 0" wait_for 5 metric_is database_up 0
+tap_cmd "database_up turns 0" ro_wait_until 5 metric_is database_up 0
 for ((i = 1; i <= LATE; i++)); do
 	n=$((9000 + i))
 	printf 'late-%d\t%s\n' "$n" "$(event "$n" "EXT-$n")"
@@ -253,14 +233,14 @@ retried() {
 	scrape && [[ $(metric 'retries_total{class="connection"}') -ge 1 ]]
 }
 tap_cmd "a batch waiting for the database counts retries_total{class=\"connection\"}" \
-	wait_for 20 retried
+	ro_wait_until 20 retried
 tap_cmd "the feeder stays up while the database is down" kill -0 "$FEEDER_PID"
 
 tap_cmd "PostgreSQL restarts" pg_ctl_as start -w
-tap_cmd "/healthz is 200 ok again within 20 s" wait_for 20 health_like '^200 ok$'
+tap_cmd "/healthz is 200 ok again within 20 s" ro_wait_until 20 health_like '^200 ok$'
 tap_cmd "the feeder catches up again" kafka_wait_caught_up "$GROUP" "$TOPIC" 60
 tap_cmd "events_total{outcome=\"inserted\"} counts the $LATE late orders" \
-	wait_for 10 metric_is 'events_total{outcome="inserted"}' $((PARTITIONS * VALID + LATE))
+	ro_wait_until 10 metric_is 'events_total{outcome="inserted"}' $((PARTITIONS * VALID + LATE))
 tap_is "$(metric database_up)" 1 "database_up is 1 again"
 tap_like "$(metric db_reconnects_total)" '^[1-9][0-9]*$' "db_reconnects_total counts the reconnection"
 tap_cmd "promtool still accepts the scrape after the outage" \
@@ -270,11 +250,11 @@ tap_cmd "promtool still accepts the scrape after the outage" \
 
 tap_cmd "every Kafka broker goes down" kafka_broker_down -1
 tap_cmd "/healthz turns 503 kafka brokers down within 20 s" \
-	wait_for 20 health_like '^503 kafka brokers down$'
-tap_cmd "kafka_up turns 0" wait_for 5 metric_is kafka_up 0
+	ro_wait_until 20 health_like '^503 kafka brokers down$'
+tap_cmd "kafka_up turns 0" ro_wait_until 5 metric_is kafka_up 0
 tap_cmd "the brokers come back" kafka_broker_up -1
 tap_cmd "/healthz is 200 ok again within 20 s (statistics show a broker up)" \
-	wait_for 20 health_like '^200 ok$'
+	ro_wait_until 20 health_like '^200 ok$'
 scrape || true
 tap_is "$(metric kafka_up)" 1 "kafka_up is 1 again"
 
