@@ -2,8 +2,8 @@
 #
 # Sourced by suites (bash).  Runs feeder/ro-dev-kafka (librdkafka's mock
 # cluster) in the background with a control FIFO, and wraps kcat and
-# ro-dev-kafka's query modes.  Functions:
-# Needs test/lib/common.sh sourced first (pg.sh sources it).
+# ro-dev-kafka's query modes.  Needs test/lib/common.sh sourced first
+# (pg.sh sources it).  Functions:
 #
 #   kafka_start BROKERS TOPIC:PARTITIONS [...]   start; exports KAFKA_BOOTSTRAP
 #   kafka_broker_down ID / kafka_broker_up ID    (-1 = every broker)
