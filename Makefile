@@ -3,7 +3,8 @@
 # Makefiles.
 
 EXTENSION = received_orders
-EXTVERSION = 1.0
+# The one place the version is written is default_version in the control file.
+EXTVERSION = $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(EXTENSION).control)
 
 MODULE_big = received_orders
 OBJS = \
@@ -12,24 +13,19 @@ OBJS = \
 	extension/store.o \
 	extension/materialize.o
 
-# One install-script source, built to its versioned name.  Upgrade scripts
-# (sql/received_orders--A--B.sql) are frozen once released.
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-DATA = $(filter-out sql/$(EXTENSION)--$(EXTVERSION).sql,$(wildcard sql/$(EXTENSION)--*--*.sql))
+# Install script of 1.0 and the update scripts (sql/received_orders--A--B.sql),
+# each frozen once released: CREATE EXTENSION of a later version runs 1.0's
+# script and then the update path, so no version's objects are written twice.
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 # Isolation specs for PGXS users (`make installcheck`); `make test` runs every
 # suite, these included, through test/run.
 ISOLATION = concurrent-duplicate-commit concurrent-duplicate-abort opposite-order-batches
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 
-EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql
-
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
-
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
-	cp $< $@
 
 # The daemon and the tools are plain C programs with Makefiles of their own.
 SUBDIRS = feeder tools

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * materialize.c
- *	  SQL entry points: materialize_order, materialize_orders and
+ *	  SQL entry points: materialize_order, materialize_orders (1.0's, and
+ *	  1.1's with a consumer group, which also records positions) and
  *	  replay_quarantined.
  *
  * The guarantee is PostgreSQL's: order_id is the primary key and every write
@@ -18,6 +19,12 @@
  * fails: the error is pinned on its element, which is quarantined, at a cost
  * of about 2 log2(n) subtransactions per bad element rather than n.
  * Transient errors are re-thrown: the caller retries the whole batch.
+ *
+ * Given a consumer group (1.1), the batch function also records, in the
+ * caller's transaction, the next offset of every (topic, partition) in the
+ * batch: the database then knows how far the group got, in the same commit
+ * as the rows.  A NULL value (a tombstone) is then skipped: it is not an
+ * event, but its offset counts.
  *
  *-------------------------------------------------------------------------
  */
@@ -37,6 +44,7 @@
 
 PG_FUNCTION_INFO_V1(materialize_order);
 PG_FUNCTION_INFO_V1(materialize_orders);
+PG_FUNCTION_INFO_V1(materialize_orders_for_group);
 PG_FUNCTION_INFO_V1(replay_quarantined);
 
 /* Where an element of a batch stands. */
@@ -66,6 +74,7 @@ typedef struct BatchItem
 typedef struct Batch
 {
 	int			count;
+	text	   *consumer_group; /* NULL: 1.0's function, no positions */
 	BatchItem  *items;
 	BatchItem **candidates;		/* valid events sorted by order_id */
 	int			ncandidates;
@@ -106,6 +115,11 @@ static void BatchInsertRangeStep(Batch *batch, BatchItem *unused);
 static void BatchInsertByHalves(Batch *batch, int start, int end);
 static void BatchResolveNotInserted(Batch *batch);
 static void BatchQuarantine(Batch *batch);
+static void BatchCheckCoordinates(Batch *batch);
+static void BatchRecordPositions(Batch *batch);
+static int	BatchComparePartitions(const void *a, const void *b, void *arg);
+static Datum BatchRun(FunctionCallInfo fcinfo, int first_arg,
+					  text *consumer_group);
 static int	BatchCompareCandidates(const void *a, const void *b);
 
 /*
@@ -241,12 +255,62 @@ MaterializeConflictReport(int elevel, const RoEvent *event, const text *stored,
 Datum
 materialize_orders(PG_FUNCTION_ARGS)
 {
+	return BatchRun(fcinfo, 0, NULL);
+}
+
+/*
+ * materialize_orders(consumer_group text, kafka_values bytea[],
+ *					  kafka_topics text[], kafka_partitions integer[],
+ *					  kafka_offsets bigint[], kafka_keys bytea[])
+ *		RETURNS TABLE(position, order_id, outcome, sqlstate, message)
+ *
+ * The batch function of 1.1: as above, and in the same transaction the next
+ * offset of every (topic, partition) of the batch is recorded for the
+ * consumer group, never moving backwards.  Every element must therefore
+ * carry its coordinates.  A NULL value is skipped (outcome skipped): a
+ * tombstone is acknowledged by its position, not quarantined.
+ */
+Datum
+materialize_orders_for_group(PG_FUNCTION_ARGS)
+{
+	text	   *consumer_group;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("consumer_group must not be null"),
+				 errhint("Pass the Kafka consumer group whose positions the batch advances.")));
+	consumer_group = PG_GETARG_TEXT_PP(0);
+	if (VARSIZE_ANY_EXHDR(consumer_group) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("consumer_group must not be empty")));
+	for (int argno = 2; argno <= 4; argno++)
+		if (PG_ARGISNULL(argno))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not be null when a consumer group is given",
+							argno == 2 ? "kafka_topics" :
+							argno == 3 ? "kafka_partitions" : "kafka_offsets"),
+					 errhint("Positions are recorded from each message's topic, partition and offset.")));
+	return BatchRun(fcinfo, 1, consumer_group);
+}
+
+/*
+ * BatchRun
+ *		The batch function itself, for both signatures: the five message
+ *		arrays start at argument first_arg; consumer_group is NULL for 1.0's.
+ */
+static Datum
+BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group)
+{
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Batch		batch;
 	Datum		outcomes[RO_OUTCOME_COUNT];
+	bool		outcome_ready[RO_OUTCOME_COUNT] = {false};
 	Oid			outcome_type;
 
-	if (PG_ARGISNULL(0))
+	if (PG_ARGISNULL(first_arg))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("kafka_values must not be null"),
@@ -254,21 +318,22 @@ materialize_orders(PG_FUNCTION_ARGS)
 
 	memset(&batch, 0, sizeof(batch));
 	batch.count = -1;
-	BatchDeconstruct(&batch, fcinfo, 0, "kafka_values", BYTEAOID,
+	batch.consumer_group = consumer_group;
+	BatchDeconstruct(&batch, fcinfo, first_arg, "kafka_values", BYTEAOID,
 					 &batch.values, &batch.values_null);
-	BatchDeconstruct(&batch, fcinfo, 1, "kafka_topics", TEXTOID,
+	BatchDeconstruct(&batch, fcinfo, first_arg + 1, "kafka_topics", TEXTOID,
 					 &batch.topics, &batch.topics_null);
-	BatchDeconstruct(&batch, fcinfo, 2, "kafka_partitions", INT4OID,
+	BatchDeconstruct(&batch, fcinfo, first_arg + 2, "kafka_partitions", INT4OID,
 					 &batch.partitions, &batch.partitions_null);
-	BatchDeconstruct(&batch, fcinfo, 3, "kafka_offsets", INT8OID,
+	BatchDeconstruct(&batch, fcinfo, first_arg + 3, "kafka_offsets", INT8OID,
 					 &batch.offsets, &batch.offsets_null);
-	BatchDeconstruct(&batch, fcinfo, 4, "kafka_keys", BYTEAOID,
+	BatchDeconstruct(&batch, fcinfo, first_arg + 4, "kafka_keys", BYTEAOID,
 					 &batch.keys, &batch.keys_null);
+	if (consumer_group != NULL)
+		BatchCheckCoordinates(&batch);
 
 	InitMaterializedSRF(fcinfo, 0);
 	outcome_type = TupleDescAttr(rsinfo->setDesc, 2)->atttypid;
-	for (int o = 0; o < RO_OUTCOME_COUNT; o++)
-		outcomes[o] = RoOutcomeGetDatum(outcome_type, (RoOutcome) o);
 
 	batch.items = palloc0(sizeof(BatchItem) * Max(batch.count, 1));
 	batch.candidates = palloc(sizeof(BatchItem *) * Max(batch.count, 1));
@@ -286,7 +351,12 @@ materialize_orders(PG_FUNCTION_ARGS)
 
 		item->position = i + 1;
 		item->state = BATCH_PENDING;
-		if (batch.values_null[i])
+		if (batch.values_null[i] && consumer_group != NULL)
+		{
+			item->state = BATCH_DECIDED;
+			item->outcome = RO_OUTCOME_SKIPPED;
+		}
+		else if (batch.values_null[i])
 			BatchReject(item, ERRCODE_NULL_VALUE_NOT_ALLOWED,
 						"value is null (a tombstone), not an event", NULL);
 		else
@@ -328,6 +398,8 @@ materialize_orders(PG_FUNCTION_ARGS)
 
 	BatchResolveNotInserted(&batch);
 	BatchQuarantine(&batch);
+	if (consumer_group != NULL)
+		BatchRecordPositions(&batch);
 
 	for (int i = 0; i < batch.count; i++)
 	{
@@ -338,6 +410,13 @@ materialize_orders(PG_FUNCTION_ARGS)
 		values[0] = Int32GetDatum(item->position);
 		values[1] = UUIDPGetDatum(&item->event.order_id);
 		nulls[1] = !item->has_order_id;
+		/* labels looked up on use: 1.0's enum has no 'skipped' */
+		if (!outcome_ready[item->outcome])
+		{
+			outcomes[item->outcome] = RoOutcomeGetDatum(outcome_type,
+														item->outcome);
+			outcome_ready[item->outcome] = true;
+		}
 		values[2] = outcomes[item->outcome];
 		if (item->sqlerrcode != 0)
 			values[3] = CStringGetTextDatum(unpack_sql_state(item->sqlerrcode));
@@ -680,6 +759,129 @@ BatchQuarantine(Batch *batch)
 						  item->has_order_id ? &item->event.order_id : NULL,
 						  item->outcome, item->sqlerrcode, item->message);
 	}
+}
+
+/*
+ * BatchCheckCoordinates
+ *		With a consumer group, every element must name its topic, partition
+ *		and offset, as Kafka gives them: positions are made of them.
+ */
+static void
+BatchCheckCoordinates(Batch *batch)
+{
+	for (int i = 0; i < batch->count; i++)
+	{
+		if (batch->topics_null[i] || batch->partitions_null[i] ||
+			batch->offsets_null[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("element %d has no Kafka %s", i + 1,
+							batch->topics_null[i] ? "topic" :
+							batch->partitions_null[i] ? "partition" : "offset"),
+					 errhint("With a consumer group, every element needs its topic, partition and offset.")));
+		if (VARSIZE_ANY_EXHDR(DatumGetTextPP(batch->topics[i])) == 0 ||
+			DatumGetInt32(batch->partitions[i]) < 0 ||
+			DatumGetInt64(batch->offsets[i]) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("element %d has invalid Kafka coordinates [%d] @%lld",
+							i + 1, DatumGetInt32(batch->partitions[i]),
+							(long long) DatumGetInt64(batch->offsets[i])),
+					 errhint("Topics are not empty; partitions and offsets are not negative.")));
+	}
+}
+
+/*
+ * BatchComparePartitions
+ *		qsort_arg comparator of element indexes: topic bytes, then
+ *		partition, then offset.
+ */
+static int
+BatchComparePartitions(const void *a, const void *b, void *arg)
+{
+	const Batch *batch = arg;
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+	text	   *tx = DatumGetTextPP(batch->topics[x]);
+	text	   *ty = DatumGetTextPP(batch->topics[y]);
+	int			lx = VARSIZE_ANY_EXHDR(tx);
+	int			ly = VARSIZE_ANY_EXHDR(ty);
+	int			cmp = memcmp(VARDATA_ANY(tx), VARDATA_ANY(ty), Min(lx, ly));
+	int32		px,
+				py;
+	int64		ox,
+				oy;
+
+	if (cmp != 0)
+		return cmp;
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	px = DatumGetInt32(batch->partitions[x]);
+	py = DatumGetInt32(batch->partitions[y]);
+	if (px != py)
+		return px < py ? -1 : 1;
+	ox = DatumGetInt64(batch->offsets[x]);
+	oy = DatumGetInt64(batch->offsets[y]);
+	return (ox > oy) - (ox < oy);
+}
+
+/*
+ * BatchRecordPositions
+ *		Record the highest offset + 1 of each (topic, partition) of the batch
+ *		for its consumer group, in one statement, in the caller's
+ *		transaction.  Every element counts, whatever its outcome: a rejected
+ *		message is quarantined in the same transaction, so it is consumed too.
+ */
+static void
+BatchRecordPositions(Batch *batch)
+{
+	int		   *order;
+	Datum	   *topics;
+	Datum	   *partitions;
+	Datum	   *next_offsets;
+	int			n = 0;
+
+	if (batch->count <= 0)
+		return;
+	order = palloc(sizeof(int) * batch->count);
+	for (int i = 0; i < batch->count; i++)
+		order[i] = i;
+	qsort_arg(order, batch->count, sizeof(int), BatchComparePartitions, batch);
+
+	topics = palloc(sizeof(Datum) * batch->count);
+	partitions = palloc(sizeof(Datum) * batch->count);
+	next_offsets = palloc(sizeof(Datum) * batch->count);
+	for (int k = 0; k < batch->count; k++)
+	{
+		int			i = order[k];
+		bool		last_of_partition = (k + 1 == batch->count);
+
+		/* sorted by offset within a partition: keep each one's last */
+		if (!last_of_partition)
+		{
+			int			j = order[k + 1];
+			text	   *ti = DatumGetTextPP(batch->topics[i]);
+			text	   *tj = DatumGetTextPP(batch->topics[j]);
+
+			last_of_partition =
+				DatumGetInt32(batch->partitions[i]) != DatumGetInt32(batch->partitions[j]) ||
+				VARSIZE_ANY_EXHDR(ti) != VARSIZE_ANY_EXHDR(tj) ||
+				memcmp(VARDATA_ANY(ti), VARDATA_ANY(tj), VARSIZE_ANY_EXHDR(ti)) != 0;
+		}
+		if (!last_of_partition)
+			continue;
+		if (DatumGetInt64(batch->offsets[i]) == PG_INT64_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("element %d has Kafka offset %lld, which has no next offset",
+							i + 1, (long long) PG_INT64_MAX)));
+		topics[n] = batch->topics[i];
+		partitions[n] = batch->partitions[i];
+		next_offsets[n] = Int64GetDatum(DatumGetInt64(batch->offsets[i]) + 1);
+		n++;
+	}
+	RoStoreAdvancePositions(batch->consumer_group, topics, partitions,
+							next_offsets, n);
 }
 
 /*

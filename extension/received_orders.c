@@ -23,7 +23,8 @@ static const char *const ro_outcome_labels[RO_OUTCOME_COUNT] = {
 	"inserted",
 	"duplicate",
 	"conflict",
-	"rejected"
+	"rejected",
+	"skipped"
 };
 
 void		_PG_init(void);

@@ -32,10 +32,11 @@ typedef enum RoOutcome
 	RO_OUTCOME_INSERTED,
 	RO_OUTCOME_DUPLICATE,
 	RO_OUTCOME_CONFLICT,
-	RO_OUTCOME_REJECTED
+	RO_OUTCOME_REJECTED,
+	RO_OUTCOME_SKIPPED			/* since 1.1: no value, position recorded */
 } RoOutcome;
 
-#define RO_OUTCOME_COUNT 4
+#define RO_OUTCOME_COUNT 5
 
 /*
  * Why an event was refused: SQLSTATE and texts ready for ereport, or for a
@@ -84,6 +85,9 @@ extern void RoStoreQuarantine(Datum topic, bool topic_null,
 							  const pg_uuid_t *order_id, RoOutcome outcome,
 							  int sqlerrcode, const char *reason);
 extern bool RoStoreFetchQuarantined(int64 id, bytea **raw_value);
+extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
+									Datum *partitions, Datum *next_offsets,
+									int count);
 extern void RoStoreDeleteQuarantined(int64 id);
 
 #endif							/* RECEIVED_ORDERS_H */

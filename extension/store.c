@@ -86,6 +86,25 @@ static StorePlan delete_quarantined_plan = {
 	1, {INT8OID}
 };
 
+/*
+ * Positions move only forwards: a late batch of a zombie member (one the group
+ * has already replaced) must not rewind what its successor recorded.  The
+ * caller passes one row per (topic, partition), sorted, so that concurrent
+ * batches lock position rows in one order.
+ */
+static StorePlan advance_positions_plan = {
+	"INSERT INTO " RO_SCHEMA ".received_orders_positions AS p"
+	" (consumer_group, kafka_topic, kafka_partition, next_offset)"
+	" SELECT $1, t.kafka_topic, t.kafka_partition, t.next_offset"
+	" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3),"
+	"  pg_catalog.unnest($4)) AS t (kafka_topic, kafka_partition, next_offset)"
+	" ON CONFLICT ON CONSTRAINT received_orders_positions_pkey"
+	" DO UPDATE SET next_offset = EXCLUDED.next_offset,"
+	"  updated_at = pg_catalog.now()"
+	" WHERE p.next_offset OPERATOR(pg_catalog.<) EXCLUDED.next_offset",
+	4, {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID}
+};
+
 static int	StoreExecute(StorePlan *plan, Datum *values, const char *nulls,
 						 int expected);
 static ArrayType *StoreUuidArray(pg_uuid_t *const *uuids, int count);
@@ -361,4 +380,30 @@ RoStoreDeleteQuarantined(int64 id)
 
 	values[0] = Int64GetDatum(id);
 	StoreExecute(&delete_quarantined_plan, values, NULL, SPI_OK_DELETE);
+}
+
+/*
+ * RoStoreAdvancePositions
+ *		Record the next offset of each (topic, partition) for a consumer
+ *		group, never moving one backwards.  topics, partitions and
+ *		next_offsets hold count entries, one per partition, sorted.
+ */
+void
+RoStoreAdvancePositions(text *consumer_group, Datum *topics, Datum *partitions,
+						Datum *next_offsets, int count)
+{
+	Datum		values[4];
+
+	if (count <= 0)
+		return;
+	values[0] = PointerGetDatum(consumer_group);
+	values[1] = PointerGetDatum(construct_array(topics, count, TEXTOID, -1,
+												false, TYPALIGN_INT));
+	values[2] = PointerGetDatum(construct_array(partitions, count, INT4OID,
+												sizeof(int32), true,
+												TYPALIGN_INT));
+	values[3] = PointerGetDatum(construct_array(next_offsets, count, INT8OID,
+												sizeof(int64), FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+	StoreExecute(&advance_positions_plan, values, NULL, SPI_OK_INSERT);
 }

@@ -35,6 +35,10 @@ typedef struct feeder_app
 	int			db_retry_attempt;
 	int64_t		next_idle_commit_ms;	/* earliest next idle offset commit */
 	int			db_config_error;	/* fatal found by an idle reconnection */
+	uint64_t	positions_session;	/* database session whose positions were checked */
+	int			positions_failing;	/* positions could not be read (logged once) */
+	int			positions_fatal;	/* a position out of range: exit 5 */
+	int64_t		next_positions_ms;	/* next idle positions check */
 } feeder_app;
 
 typedef enum deliver_result
@@ -43,7 +47,8 @@ typedef enum deliver_result
 	DELIVER_DROPPED,			/* every message's partition was revoked */
 	DELIVER_ABANDONED,			/* shutdown while the database failed */
 	DELIVER_KAFKA_FATAL,		/* librdkafka fatal error while waiting */
-	DELIVER_DB_FATAL			/* configuration or permission: exit 3 */
+	DELIVER_DB_FATAL,			/* configuration or permission: exit 3 */
+	DELIVER_POSITIONS_FATAL		/* a position out of range: exit 5 */
 } deliver_result;
 
 /* Set by the SIGTERM/SIGINT handler in main.c. */
@@ -53,6 +58,11 @@ extern int64_t loop_now_ms(void);
 extern int	loop_poll(feeder_app *app, int timeout_ms, batch_msg *out);
 extern void loop_wait(feeder_app *app, int ms);
 extern int	loop_run(feeder_app *app);
+extern void loop_prune_revoked(feeder_app *app);
+
+extern int	positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts);
+extern int	positions_needed(const feeder_app *app);
+extern db_error_class positions_reconcile(feeder_app *app, db_error *err);
 
 extern deliver_result deliver_batch(feeder_app *app);
 extern void deliver_log_fatal(const db_error *err);

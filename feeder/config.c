@@ -72,6 +72,7 @@ static const struct
 	{"retry-backoff-ms", OPT_RETRY_BACKOFF_MS},
 	{"retry-backoff-max-ms", OPT_RETRY_BACKOFF_MAX_MS},
 	{"metrics-listen", OPT_METRICS_LISTEN},
+	{"accept-position-loss", OPT_ACCEPT_POSITION_LOSS},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -369,6 +370,18 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 				config_set_string(&cfg->metrics_listen, value);
 			}
 			break;
+		case OPT_ACCEPT_POSITION_LOSS:
+			if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0 ||
+				strcmp(value, "yes") == 0)
+				cfg->accept_position_loss = 1;
+			else if (strcmp(value, "false") == 0 || strcmp(value, "0") == 0 ||
+					 strcmp(value, "no") == 0)
+				cfg->accept_position_loss = 0;
+			else
+				return config_error(err, errlen,
+									"%s: expected true or false, got \"%s\"",
+									where, value);
+			break;
 		default:
 			return config_error(err, errlen, "%s: unknown option", where);
 	}
@@ -523,6 +536,7 @@ config_apply_env(feeder_config *cfg, char *err, size_t errlen)
 		{CONFIG_ENV_GROUP, OPT_GROUP},
 		{CONFIG_ENV_DSN, OPT_DSN},
 		{CONFIG_ENV_METRICS_LISTEN, OPT_METRICS_LISTEN},
+		{CONFIG_ENV_ACCEPT_POSITION_LOSS, OPT_ACCEPT_POSITION_LOSS},
 	};
 	size_t		i;
 
@@ -609,6 +623,7 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"retry-backoff-ms", required_argument, NULL, OPT_RETRY_BACKOFF_MS},
 		{"retry-backoff-max-ms", required_argument, NULL, OPT_RETRY_BACKOFF_MAX_MS},
 		{"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
+		{"accept-position-loss", no_argument, NULL, OPT_ACCEPT_POSITION_LOSS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -654,7 +669,8 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 			default:
 				snprintf(where, sizeof(where), "--%s",
 						 config_option_name((config_option) c));
-				r = config_set_option(cfg, (config_option) c, optarg,
+				r = config_set_option(cfg, (config_option) c,
+									  optarg ? optarg : "true",
 									  CONFIG_SRC_ARGV, where, err, errlen);
 				/* the value is copied: hide its password from ps */
 				if (c == OPT_DSN)
@@ -754,6 +770,11 @@ config_usage(FILE *out)
 		  "                          [::1]:9900, localhost:0; port 0 picks a free one,\n"
 		  "                          logged as event=metrics_listening); default: off\n"
 		  "                                                    [$FEEDER_METRICS_LISTEN]\n"
+		  "  --accept-position-loss  when the database's position of a partition lies\n"
+		  "                          outside what Kafka still holds (retention, re-created\n"
+		  "                          topic), log and count the loss and start at the\n"
+		  "                          earliest offset instead of exiting with status 5\n"
+		  "                          (in -F and $FEEDER_ACCEPT_POSITION_LOSS: true/false)\n"
 		  "  -X KEY=VALUE            librdkafka property (TLS, SASL, ...); -X list shows them.\n"
 		  "                          Refused: enable.auto.offset.store, enable.auto.commit,\n"
 		  "                          auto.commit.enable, offset.store.method, isolation.level\n"
@@ -772,6 +793,7 @@ config_usage(FILE *out)
 		  "\n"
 		  "Exit status: 0 clean shutdown, 1 runtime failure, 2 bad arguments,\n"
 		  "3 database configuration or permission error, 4 Kafka configuration or fatal\n"
-		  "error.\n",
+		  "error, 5 a database position outside its partition (events lost; see\n"
+		  "--accept-position-loss).\n",
 		  out);
 }

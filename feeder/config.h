@@ -45,6 +45,7 @@ typedef enum config_option
 	OPT_RETRY_BACKOFF_MS,
 	OPT_RETRY_BACKOFF_MAX_MS,
 	OPT_METRICS_LISTEN,
+	OPT_ACCEPT_POSITION_LOSS,
 	OPT_COUNT
 } config_option;
 
@@ -63,6 +64,7 @@ typedef struct feeder_config
 	int			retry_backoff_ms;
 	int			retry_backoff_max_ms;
 	char	   *metrics_listen;	/* "ADDR:PORT" or NULL: no HTTP endpoint */
+	int			accept_position_loss;	/* start past lost events instead of exit 5 */
 	config_prop *props;			/* -F file properties first, then -X */
 	int			nprops;
 	char	   *config_file;
@@ -85,6 +87,7 @@ typedef enum config_result
 #define CONFIG_ENV_GROUP	"FEEDER_GROUP"
 #define CONFIG_ENV_DSN		"FEEDER_DSN"
 #define CONFIG_ENV_METRICS_LISTEN	"FEEDER_METRICS_LISTEN"
+#define CONFIG_ENV_ACCEPT_POSITION_LOSS	"FEEDER_ACCEPT_POSITION_LOSS"
 
 #define CONFIG_DEFAULT_GROUP		"received-orders-feeder"
 #define CONFIG_DEFAULT_BATCH_SIZE	500

@@ -6,10 +6,13 @@
  *
  * A batch is BEGIN; EXECUTE of the statement prepared once per connection;
  * COMMIT, sent together in libpq's pipeline mode and followed by one sync
- * point, so that a batch costs one round trip instead of three.  The five
+ * point, so that a batch costs one round trip instead of three.  The
+ * statement is the batch function of the feeder's consumer group, which
+ * also records the group's positions in the same transaction.  The five
  * arrays (values, topics, partitions, offsets, keys) are sent as binary
  * parameters so that raw Kafka bytes, invalid UTF-8 included, reach the
- * function untouched and unescaped.
+ * function untouched and unescaped; a tombstone is a NULL value, skipped
+ * by the function but counted in the positions.
  *
  * The results are read in order.  The batch counts as committed only when
  * the COMMIT's own result arrived and its command status is "COMMIT".  A
@@ -39,16 +42,26 @@
 #define DB_STMT_NAME "ro_materialize_orders"
 #define DB_STMT_SQL \
 	"SELECT \"position\", order_id, outcome, sqlstate, message " \
-	"FROM received_orders.materialize_orders($1::bytea[], $2::text[], " \
-	"$3::int4[], $4::int8[], $5::bytea[])"
-#define DB_NPARAMS 5
+	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
+	"$3::text[], $4::int4[], $5::int8[], $6::bytea[])"
+#define DB_NARRAYS 5
+#define DB_NPARAMS (1 + DB_NARRAYS)		/* the group, then the arrays */
+
+#define DB_RESTART_SQL \
+	"SELECT received_orders.restart_position($1, $2, $3::int4, $4::int8, $5::int8)"
+
+#define DB_POSITIONS_SQL \
+	"SELECT kafka_topic, kafka_partition, next_offset " \
+	"FROM received_orders.consumer_positions($1)"
 
 struct db_conn
 {
 	PGconn	   *conn;
 	char	   *dsn;
+	char	   *group;			/* the consumer group, first parameter */
 	int			prepared;
-	pgarray		arrays[DB_NPARAMS];
+	uint64_t	sessions;		/* connections made so far */
+	pgarray		arrays[DB_NARRAYS];
 	int		   *db_to_msg;		/* database element -> batch index */
 	db_row	   *rows;
 	int			cap;
@@ -58,10 +71,11 @@ struct db_conn
 
 /*
  * db_new
- *		A disconnected handle; the DSN is kept for reconnections.
+ *		A disconnected handle; the DSN is kept for reconnections, the
+ *		consumer group for every batch.
  */
 db_conn *
-db_new(const char *dsn, feeder_stats *stats)
+db_new(const char *dsn, const char *group, feeder_stats *stats)
 {
 	db_conn    *db = calloc(1, sizeof(db_conn));
 	int			i;
@@ -69,12 +83,15 @@ db_new(const char *dsn, feeder_stats *stats)
 	if (db == NULL)
 		return NULL;
 	db->dsn = strdup(dsn ? dsn : "");
-	if (db->dsn == NULL)
+	db->group = strdup(group);
+	if (db->dsn == NULL || db->group == NULL)
 	{
+		free(db->dsn);
+		free(db->group);
 		free(db);
 		return NULL;
 	}
-	for (i = 0; i < DB_NPARAMS; i++)
+	for (i = 0; i < DB_NARRAYS; i++)
 		pgarray_init(&db->arrays[i]);
 	db->stats = stats;
 	return db;
@@ -88,6 +105,18 @@ int
 db_connected(const db_conn *db)
 {
 	return db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK;
+}
+
+/*
+ * db_session
+ *		A number that changes with every new connection: a caller that
+ *		remembers it knows when it talks to a new session (a reconnect, a
+ *		failover to another host), whose database may have lost commits.
+ */
+uint64_t
+db_session(const db_conn *db)
+{
+	return db->sessions;
 }
 
 /*
@@ -187,8 +216,8 @@ db_connect(db_conn *db, db_error *err)
 	int			n = 0;
 	PGresult   *res;
 	const Oid	types[DB_NPARAMS] = {
-		PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID, PGARRAY_INT4ARRAYOID,
-		PGARRAY_INT8ARRAYOID, PGARRAY_BYTEAARRAYOID
+		PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
+		PGARRAY_INT4ARRAYOID, PGARRAY_INT8ARRAYOID, PGARRAY_BYTEAARRAYOID
 	};
 
 	memset(err, 0, sizeof(*err));
@@ -240,6 +269,7 @@ db_connect(db_conn *db, db_error *err)
 	}
 	PQclear(res);
 	db->prepared = 1;
+	db->sessions++;
 	db->stats->db_connects++;
 
 	{
@@ -313,8 +343,9 @@ db_reserve(db_conn *db, int n)
 
 /*
  * db_build_params
- *		Encode the batch's non-tombstone messages into the five binary
- *		arrays and remember which message each element came from.
+ *		Encode the batch's messages into the five binary arrays (a
+ *		tombstone as a NULL value) and remember which message each element
+ *		came from.
  */
 static int
 db_build_params(db_conn *db, const batch *b)
@@ -332,10 +363,11 @@ db_build_params(db_conn *db, const batch *b)
 	{
 		const batch_msg *m = &b->msgs[i];
 
-		if (m->value == NULL)
-			continue;			/* tombstone: acknowledged, not sent */
 		db->db_to_msg[n++] = i;
-		pgarray_add_bytes(&a[0], m->value, m->value_len);
+		if (m->value == NULL)
+			pgarray_add_null(&a[0]);	/* tombstone: skipped, position kept */
+		else
+			pgarray_add_bytes(&a[0], m->value, m->value_len);
 		pgarray_add_bytes(&a[1], m->topic, strlen(m->topic));
 		pgarray_add_int4(&a[2], m->partition);
 		pgarray_add_int8(&a[3], m->offset);
@@ -344,7 +376,7 @@ db_build_params(db_conn *db, const batch *b)
 		else
 			pgarray_add_null(&a[4]);
 	}
-	for (i = 0; i < DB_NPARAMS; i++)
+	for (i = 0; i < DB_NARRAYS; i++)
 		if (pgarray_finish(&a[i]) != 0)
 			return -1;
 	return n;
@@ -365,6 +397,8 @@ db_parse_outcome(const char *s, db_outcome *o)
 		*o = DB_OUTCOME_CONFLICT;
 	else if (strcmp(s, "rejected") == 0)
 		*o = DB_OUTCOME_REJECTED;
+	else if (strcmp(s, "skipped") == 0)
+		*o = DB_OUTCOME_SKIPPED;
 	else
 		return -1;
 	return 0;
@@ -585,7 +619,8 @@ db_pipeline_outcome(db_conn *db, PGresult *results[DB_NSTAGES], db_error *err)
 
 /*
  * db_run_batch
- *		Materialize a batch in one transaction, one round trip.  On
+ *		Materialize a batch in one transaction, one round trip, on the
+ *		current connection (transient error without one).  On
  *		DB_ERR_NONE the transaction committed and *rows holds one row per
  *		database element (tombstones have none), valid until the next call.
  *		On error nothing of the batch may be acknowledged, err says why,
@@ -599,7 +634,7 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 {
 	const char *params[DB_NPARAMS];
 	int			lengths[DB_NPARAMS];
-	const int	formats[DB_NPARAMS] = {1, 1, 1, 1, 1};
+	const int	formats[DB_NPARAMS] = {0, 1, 1, 1, 1, 1};
 	PGresult   *results[DB_NSTAGES] = {NULL, NULL, NULL};
 	db_stage	stage;
 	db_error_class cls;
@@ -615,15 +650,20 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		PQclear(db->last);
 		db->last = NULL;
 	}
-	if (batch_db_count(b) == 0)
+	if (b->count == 0)
 		return DB_ERR_NONE;
 
+	/*
+	 * A new session is made by the caller (db_read_positions), which checks
+	 * its positions first: a batch never opens one by itself.
+	 */
 	db_drop_if_lost(db);
 	if (!db_connected(db) || !db->prepared)
 	{
-		cls = db_connect(db, err);
-		if (cls != DB_ERR_NONE)
-			return cls;
+		err->cls = DB_ERR_TRANSIENT;
+		err->step = "connect";
+		db_copy_message(err, "no database connection");
+		return err->cls;
 	}
 
 	if (db_reserve(db, b->count) != 0 || (n = db_build_params(db, b)) < 0)
@@ -633,10 +673,12 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		db_copy_message(err, "out of memory while encoding the batch");
 		return err->cls;
 	}
-	for (i = 0; i < DB_NPARAMS; i++)
+	params[0] = db->group;
+	lengths[0] = 0;
+	for (i = 0; i < DB_NARRAYS; i++)
 	{
-		params[i] = db->arrays[i].data;
-		lengths[i] = (int) db->arrays[i].len;
+		params[1 + i] = db->arrays[i].data;
+		lengths[1 + i] = (int) db->arrays[i].len;
 	}
 
 	if (db_send_pipeline(db, params, lengths, formats, &stage) != 0)
@@ -701,6 +743,124 @@ db_check_idle(db_conn *db, db_error *err)
 }
 
 /*
+ * db_read_positions
+ *		The database's positions of the feeder's consumer group, one query,
+ *		connecting first if needed (a new connection counts as a new
+ *		session).  On DB_ERR_NONE *out holds *n entries to release with
+ *		db_free_positions; otherwise err says why.
+ */
+db_error_class
+db_read_positions(db_conn *db, db_position **out, int *n, db_error *err)
+{
+	const char *params[1] = {db->group};
+	PGresult   *res;
+	db_position *positions;
+	int			rows,
+				i;
+
+	memset(err, 0, sizeof(*err));
+	*out = NULL;
+	*n = 0;
+	db_drop_if_lost(db);
+	if (!db_connected(db) || !db->prepared)
+	{
+		db_error_class cls = db_connect(db, err);
+
+		if (cls != DB_ERR_NONE)
+			return cls;
+	}
+	res = PQexecParams(db->conn, DB_POSITIONS_SQL, 1, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQnfields(res) != 3)
+	{
+		db_error_class cls = db_fill_error(db->conn, res, "positions", err);
+
+		PQclear(res);
+		if (!db_connected(db))
+			db_disconnect(db);
+		return cls;
+	}
+	rows = PQntuples(res);
+	positions = calloc((size_t) (rows > 0 ? rows : 1), sizeof(db_position));
+	if (positions == NULL)
+	{
+		PQclear(res);
+		err->cls = DB_ERR_TRANSIENT;
+		err->step = "positions";
+		db_copy_message(err, "out of memory while reading the positions");
+		return err->cls;
+	}
+	for (i = 0; i < rows; i++)
+	{
+		positions[i].topic = strdup(PQgetvalue(res, i, 0));
+		positions[i].partition = (int32_t) strtol(PQgetvalue(res, i, 1), NULL, 10);
+		positions[i].next_offset = strtoll(PQgetvalue(res, i, 2), NULL, 10);
+		if (positions[i].topic == NULL)
+		{
+			db_free_positions(positions, i);
+			PQclear(res);
+			err->cls = DB_ERR_TRANSIENT;
+			err->step = "positions";
+			db_copy_message(err, "out of memory while reading the positions");
+			return err->cls;
+		}
+	}
+	PQclear(res);
+	*out = positions;
+	*n = rows;
+	return DB_ERR_NONE;
+}
+
+/*
+ * db_free_positions
+ *		Release what db_read_positions returned.
+ */
+void
+db_free_positions(db_position *positions, int n)
+{
+	int			i;
+
+	for (i = 0; positions && i < n; i++)
+		free(positions[i].topic);
+	free(positions);
+}
+
+/*
+ * db_restart_position
+ *		Move the group's position of one partition back from from_offset
+ *		(only if it still is there) to to_offset, in a transaction of its
+ *		own, on the current connection: a feeder that accepted the loss of a
+ *		re-created topic starts it again at its earliest offset.
+ */
+db_error_class
+db_restart_position(db_conn *db, const char *topic, int32_t partition,
+					int64_t from_offset, int64_t to_offset, db_error *err)
+{
+	char		part[16],
+				from[24],
+				to[24];
+	const char *params[5] = {db->group, topic, part, from, to};
+	PGresult   *res;
+	db_error_class cls = DB_ERR_NONE;
+
+	memset(err, 0, sizeof(*err));
+	if (!db_connected(db))
+	{
+		err->cls = DB_ERR_TRANSIENT;
+		err->step = "positions";
+		db_copy_message(err, "no database connection");
+		return err->cls;
+	}
+	snprintf(part, sizeof(part), "%d", (int) partition);
+	snprintf(from, sizeof(from), "%lld", (long long) from_offset);
+	snprintf(to, sizeof(to), "%lld", (long long) to_offset);
+	res = PQexecParams(db->conn, DB_RESTART_SQL, 5, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		cls = db_fill_error(db->conn, res, "positions", err);
+	PQclear(res);
+	return cls;
+}
+
+/*
  * db_free
  *		Close and release everything.
  */
@@ -712,8 +872,9 @@ db_free(db_conn *db)
 	if (db == NULL)
 		return;
 	db_disconnect(db);
-	for (i = 0; i < DB_NPARAMS; i++)
+	for (i = 0; i < DB_NARRAYS; i++)
 		pgarray_free(&db->arrays[i]);
+	free(db->group);
 	free(db->db_to_msg);
 	free(db->rows);
 	free(db->dsn);
@@ -737,6 +898,8 @@ db_outcome_name(db_outcome o)
 			return "conflict";
 		case DB_OUTCOME_REJECTED:
 			return "rejected";
+		case DB_OUTCOME_SKIPPED:
+			return "skipped";
 	}
 	return "unknown";
 }

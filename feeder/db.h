@@ -21,8 +21,11 @@ typedef enum db_outcome
 	DB_OUTCOME_INSERTED,
 	DB_OUTCOME_DUPLICATE,
 	DB_OUTCOME_CONFLICT,
-	DB_OUTCOME_REJECTED
+	DB_OUTCOME_REJECTED,
+	DB_OUTCOME_SKIPPED			/* a tombstone: only its position counts */
 } db_outcome;
+
+#define DB_NOUTCOMES 5
 
 /* One result row of materialize_orders, mapped back to its message. */
 typedef struct db_row
@@ -44,10 +47,25 @@ typedef struct db_error
 								 * execute, commit, check (db_check_idle) */
 } db_error;
 
+/* The database's position of one partition for the feeder's group. */
+typedef struct db_position
+{
+	char	   *topic;
+	int32_t		partition;
+	int64_t		next_offset;
+} db_position;
+
 typedef struct db_conn db_conn;
 
-extern db_conn *db_new(const char *dsn, feeder_stats *stats);
+extern db_conn *db_new(const char *dsn, const char *group, feeder_stats *stats);
 extern int	db_connected(const db_conn *db);
+extern uint64_t db_session(const db_conn *db);
+extern db_error_class db_read_positions(db_conn *db, db_position **out, int *n,
+										db_error *err);
+extern void db_free_positions(db_position *positions, int n);
+extern db_error_class db_restart_position(db_conn *db, const char *topic,
+										  int32_t partition, int64_t from_offset,
+										  int64_t to_offset, db_error *err);
 extern db_error_class db_connect(db_conn *db, db_error *err);
 extern db_error_class db_run_batch(db_conn *db, const batch *b,
 								   db_row **rows, int *nrows, db_error *err);

@@ -179,9 +179,9 @@ db_fatal_hint(const char *s)
 	if (strcmp(s, "3D000") == 0)
 		return "check the database name in --dsn or PGDATABASE";
 	if (strcmp(s, "3F000") == 0 || strcmp(s, "42883") == 0)
-		return "install the extension in this database as a superuser: CREATE EXTENSION received_orders (or update it to this feeder's version)";
+		return "install the extension in this database as a superuser: CREATE EXTENSION received_orders (or update it to this feeder's version: ALTER EXTENSION received_orders UPDATE)";
 	if (strcmp(s, "42501") == 0)
-		return "GRANT USAGE ON SCHEMA received_orders and EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) to the feeder's role (and CONNECT on the database)";
+		return "GRANT USAGE ON SCHEMA received_orders and EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]), received_orders.consumer_positions(text), received_orders.restart_position(text, text, integer, bigint, bigint) to the feeder's role (and CONNECT on the database)";
 	if (strncmp(s, "42", 2) == 0)
 		return "the received_orders extension in this database does not match this feeder's version";
 	return "check the database configuration";

@@ -14,9 +14,12 @@
 
 #include "db.h"
 
-/* The function the feeder calls, as GRANT and to_regprocedure spell it. */
+/* The functions the feeder calls, as GRANT and to_regprocedure spell them. */
 #define DB_FUNCTION_SIGNATURE \
-	"received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[])"
+	"received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[])"
+#define DB_POSITIONS_SIGNATURE "received_orders.consumer_positions(text)"
+#define DB_RESTART_SIGNATURE \
+	"received_orders.restart_position(text, text, integer, bigint, bigint)"
 #define DB_SCHEMA_NAME "received_orders"
 
 extern void db_copy_message(db_error *err, const char *msg);

@@ -2,8 +2,10 @@
  *
  * db_privileges.c
  *	  The privilege check run on every new database connection: the
- *	  extension's schema exists and is usable, materialize_orders exists
- *	  with the feeder's signature and may be executed.
+ *	  extension's schema exists and is usable, and each function the feeder
+ *	  calls (materialize_orders with a consumer group, consumer_positions,
+ *	  restart_position) exists with the feeder's signature and may be
+ *	  executed.
  *
  * Without it, a missing EXECUTE privilege shows only when the first batch
  * runs, so a feeder started on an empty topic would look healthy for as
@@ -33,7 +35,7 @@
 	"CROSS JOIN LATERAL (SELECT CASE WHEN n.oid IS NOT NULL " \
 	"THEN pg_catalog.has_schema_privilege(n.oid, 'USAGE') END AS usage) u " \
 	"CROSS JOIN LATERAL (SELECT CASE WHEN u.usage " \
-	"THEN pg_catalog.to_regprocedure('" DB_FUNCTION_SIGNATURE "') END AS oid) p"
+	"THEN pg_catalog.to_regprocedure($1) END AS oid) p"
 
 /*
  * db_privilege_fatal
@@ -63,17 +65,14 @@ db_is_true(const PGresult *res, int col)
 }
 
 /*
- * db_check_privileges
- *		Run the check on a fresh connection.  DB_ERR_NONE when the feeder
- *		has what it needs; DB_ERR_FATAL with err saying what is missing and
- *		the GRANT (or CREATE EXTENSION) that fixes it; the class of the
- *		query's own failure otherwise (a connection lost meanwhile is
- *		transient).
+ * db_check_function
+ *		The four questions for one function signature.
  */
-db_error_class
-db_check_privileges(PGconn *conn, db_error *err)
+static db_error_class
+db_check_function(PGconn *conn, const char *signature, db_error *err)
 {
-	PGresult   *res = PQexec(conn, DB_PRIV_SQL);
+	const char *params[1] = {signature};
+	PGresult   *res = PQexecParams(conn, DB_PRIV_SQL, 1, NULL, params, NULL, NULL, 0);
 	char		msg[512];
 	char		hint[512];
 	const char *role;
@@ -98,23 +97,51 @@ db_check_privileges(PGconn *conn, db_error *err)
 		snprintf(msg, sizeof(msg), "permission denied for schema %s: role %s lacks USAGE",
 				 DB_SCHEMA_NAME, role);
 		snprintf(hint, sizeof(hint),
-				 "GRANT USAGE ON SCHEMA %s TO %s; and, unless granted already, GRANT EXECUTE ON FUNCTION %s TO %s",
-				 DB_SCHEMA_NAME, role, DB_FUNCTION_SIGNATURE, role);
+				 "GRANT USAGE ON SCHEMA %s TO %s; and, unless granted already, GRANT EXECUTE ON FUNCTION %s, %s, %s TO %s",
+				 DB_SCHEMA_NAME, role, DB_FUNCTION_SIGNATURE, DB_POSITIONS_SIGNATURE,
+				 DB_RESTART_SIGNATURE, role);
 		cls = db_privilege_fatal(err, "42501", msg, hint);
 	}
 	else if (!db_is_true(res, 3))
 	{
-		snprintf(msg, sizeof(msg), "function %s does not exist", DB_FUNCTION_SIGNATURE);
-		cls = db_privilege_fatal(err, "42883", msg, "");
+		snprintf(msg, sizeof(msg), "function %s does not exist", signature);
+		cls = db_privilege_fatal(err, "42883", msg,
+								 "this feeder needs received_orders 1.1 or later: as a superuser, ALTER EXTENSION received_orders UPDATE (or CREATE EXTENSION received_orders)");
 	}
 	else if (!db_is_true(res, 4))
 	{
 		snprintf(msg, sizeof(msg), "permission denied for function %s: role %s lacks EXECUTE",
-				 DB_FUNCTION_SIGNATURE, role);
-		snprintf(hint, sizeof(hint), "GRANT EXECUTE ON FUNCTION %s TO %s",
-				 DB_FUNCTION_SIGNATURE, role);
+				 signature, role);
+		snprintf(hint, sizeof(hint), "GRANT EXECUTE ON FUNCTION %s, %s, %s TO %s",
+				 DB_FUNCTION_SIGNATURE, DB_POSITIONS_SIGNATURE, DB_RESTART_SIGNATURE, role);
 		cls = db_privilege_fatal(err, "42501", msg, hint);
 	}
 	PQclear(res);
 	return cls;
+}
+
+/*
+ * db_check_privileges
+ *		Run the check for every function the feeder calls, on a fresh
+ *		connection.  DB_ERR_NONE when the feeder has what it needs;
+ *		DB_ERR_FATAL with err saying what is missing and the GRANT (or
+ *		ALTER EXTENSION) that fixes it; the class of the query's own failure
+ *		otherwise (a connection lost meanwhile is transient).
+ */
+db_error_class
+db_check_privileges(PGconn *conn, db_error *err)
+{
+	static const char *const signatures[] = {
+		DB_FUNCTION_SIGNATURE, DB_POSITIONS_SIGNATURE, DB_RESTART_SIGNATURE
+	};
+	size_t		i;
+
+	for (i = 0; i < sizeof(signatures) / sizeof(signatures[0]); i++)
+	{
+		db_error_class cls = db_check_function(conn, signatures[i], err);
+
+		if (cls != DB_ERR_NONE)
+			return cls;
+	}
+	return DB_ERR_NONE;
 }

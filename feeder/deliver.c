@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * deliver.c
- *	  Delivering one batch: the database transaction, retries with backoff
+ *	  Delivering one batch: the positions check of a new database session
+ *	  (positions.c), the database transaction, retries with backoff
  *	  while the partitions are paused, the per-message results, and the
  *	  acknowledgement (offset store) after the commit.
  *
@@ -97,7 +98,7 @@ static void
 deliver_report(feeder_app *app, const db_row *rows, int nrows)
 {
 	const batch *b = &app->batch;
-	uint64_t	counts[4] = {0, 0, 0, 0};
+	uint64_t	counts[DB_NOUTCOMES] = {0};
 	int			i;
 
 	for (i = 0; i < nrows; i++)
@@ -126,7 +127,7 @@ deliver_report(feeder_app *app, const db_row *rows, int nrows)
 	app->stats.duplicate += counts[DB_OUTCOME_DUPLICATE];
 	app->stats.conflict += counts[DB_OUTCOME_CONFLICT];
 	app->stats.rejected += counts[DB_OUTCOME_REJECTED];
-	app->stats.tombstones += (uint64_t) b->ntombstones;
+	app->stats.tombstones += counts[DB_OUTCOME_SKIPPED];
 
 	if (log_get_level() <= LOG_DEBUG)
 	{
@@ -138,7 +139,7 @@ deliver_report(feeder_app *app, const db_row *rows, int nrows)
 		log_kv_uint(&line, "duplicate", counts[DB_OUTCOME_DUPLICATE]);
 		log_kv_uint(&line, "conflict", counts[DB_OUTCOME_CONFLICT]);
 		log_kv_uint(&line, "rejected", counts[DB_OUTCOME_REJECTED]);
-		log_kv_int(&line, "tombstones", b->ntombstones);
+		log_kv_uint(&line, "tombstones", counts[DB_OUTCOME_SKIPPED]);
 		log_end(&line);
 	}
 }
@@ -171,9 +172,45 @@ deliver_batch(feeder_app *app)
 			result = DELIVER_DROPPED;
 			break;
 		}
+		if (app->positions_fatal)
+		{
+			result = DELIVER_POSITIONS_FATAL;
+			break;
+		}
 
 		started = deliver_seconds();
-		cls = db_run_batch(app->db, &app->batch, &rows, &nrows, &err);
+
+		/*
+		 * A new database session may have lost commits: check its positions
+		 * before anything is sent on it, and drop the held messages of
+		 * partitions sought back.
+		 */
+		cls = DB_ERR_NONE;
+		if (positions_needed(app))
+		{
+			cls = positions_reconcile(app, &err);
+			if (app->positions_fatal)
+			{
+				result = DELIVER_POSITIONS_FATAL;
+				break;
+			}
+			if (app->db_config_error)
+			{
+				result = DELIVER_DB_FATAL;
+				break;
+			}
+			if (cls == DB_ERR_NONE)
+			{
+				loop_prune_revoked(app);
+				if (app->batch.count == 0)
+				{
+					result = DELIVER_DROPPED;
+					break;
+				}
+			}
+		}
+		if (cls == DB_ERR_NONE)
+			cls = db_run_batch(app->db, &app->batch, &rows, &nrows, &err);
 		if (cls == DB_ERR_NONE)
 		{
 			deliver_report(app, rows, nrows);

@@ -10,7 +10,7 @@
 #define FEEDER_H
 
 #define FEEDER_NAME		"received-orders-feeder"
-#define FEEDER_VERSION	"1.0.0"
+#define FEEDER_VERSION	"1.1.0"
 
 /* Exit codes, documented in docs/feeder.md and --help. */
 #define FEEDER_EXIT_OK			0	/* clean shutdown */
@@ -18,5 +18,6 @@
 #define FEEDER_EXIT_USAGE		2	/* bad command line, file or environment */
 #define FEEDER_EXIT_DATABASE	3	/* database configuration or permission */
 #define FEEDER_EXIT_KAFKA		4	/* Kafka client configuration or fatal error */
+#define FEEDER_EXIT_POSITIONS	5	/* a database position outside its partition */
 
 #endif							/* FEEDER_H */

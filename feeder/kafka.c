@@ -22,6 +22,19 @@
  * transaction is open, so a revoke can never slip between a COMMIT and
  * the offset store that follows it.
  *
+ * Start positions: the database is the authority on where each partition
+ * resumes (positions.c decides).  On assignment the start offsets go into
+ * the list given to rd_kafka_assign / rd_kafka_incremental_assign, as
+ * librdkafka wants them; when they cannot be decided (the database is
+ * unreachable), the partitions are assigned paused (waiting_start) and
+ * started later with kafka_start_partition, which seeks.  Restarting a
+ * partition gives its slot a new generation, so that the messages held
+ * from its old position are dropped like those of a revoked partition.
+ * A partition started at the database's position has that offset stored
+ * for the group at once (kafka_store_starts): the database holds every
+ * event below it, and the group's committed offset, which lag tools read,
+ * must not stay behind it when nothing new arrives.
+ *
  *-------------------------------------------------------------------------
  */
 #include <stdio.h>
@@ -62,6 +75,8 @@ kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition)
 	slots[kc->nslots].first_seen = -1;
 	slots[kc->nslots].store_to = -1;
 	slots[kc->nslots].committed = -1;
+	slots[kc->nslots].db_next = -1;
+	slots[kc->nslots].start_store = -1;
 	return kc->nslots++;
 }
 
@@ -118,8 +133,10 @@ kafka_log_partitions(const char *event, const char *protocol,
  *		Before partitions go, their stored offsets (of committed batches
  *		only) are committed synchronously, unless the assignment was lost,
  *		in which case another member may already own them and a commit
- *		would fail anyway.  Partitions assigned while the feeder is paused
- *		for a database outage are paused at once.
+ *		would fail anyway.  The start offsets of new partitions come from
+ *		the start function (the database's positions); partitions whose
+ *		start cannot be decided yet, and all partitions assigned while the
+ *		feeder is paused for a database outage, are paused at once.
  */
 static void
 kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -130,6 +147,7 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 	int			cooperative = protocol && strcmp(protocol, "COOPERATIVE") == 0;
 	rd_kafka_error_t *error = NULL;
 	rd_kafka_resp_err_t ret = RD_KAFKA_RESP_ERR_NO_ERROR;
+	int			decided = 1;
 	int			i;
 
 	kc->rebalanced = 1;
@@ -140,6 +158,8 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 								 parts, 0);
 			kc->up = 1;			/* the group coordinator answered */
 			kc->generation++;
+			if (kc->start_fn && parts->cnt > 0)
+				decided = kc->start_fn(kc->start_arg, parts) == 0;
 			for (i = 0; i < parts->cnt; i++)
 			{
 				int			s = kafka_slot_find(kc, parts->elems[i].topic,
@@ -152,12 +172,18 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 				kc->slots[s].acked = -1;
 				kc->slots[s].first_seen = -1;
 				kc->slots[s].committed = -1;
+				kc->slots[s].waiting_start = !decided;
+				kc->slots[s].db_next = decided && parts->elems[i].offset >= 0 ?
+					parts->elems[i].offset : -1;
+				kc->slots[s].start_store = kc->slots[s].db_next;
+				if (kc->slots[s].start_store >= 0)
+					kc->starts_pending = 1;
 			}
 			if (cooperative)
 				error = rd_kafka_incremental_assign(rk, parts);
 			else
 				ret = rd_kafka_assign(rk, parts);
-			if (kc->paused && parts->cnt > 0)
+			if ((kc->paused || !decided) && parts->cnt > 0)
 				rd_kafka_pause_partitions(rk, parts);
 			break;
 
@@ -428,6 +454,187 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 }
 
 /*
+ * kafka_set_start_fn
+ *		Install the function that chooses start offsets on assignment.
+ */
+void
+kafka_set_start_fn(kafka_consumer *kc, kafka_start_fn fn, void *arg)
+{
+	kc->start_fn = fn;
+	kc->start_arg = arg;
+}
+
+/*
+ * kafka_assigned
+ *		The partitions assigned now, in a malloc'ed array (*out, to free);
+ *		their count, or -1 on out of memory.
+ */
+int
+kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out)
+{
+	int			i,
+				n = 0;
+
+	*out = calloc((size_t) (kc->nslots > 0 ? kc->nslots : 1),
+				  sizeof(kafka_assigned_partition));
+	if (*out == NULL)
+		return -1;
+	for (i = 0; i < kc->nslots; i++)
+	{
+		if (!kc->slots[i].assigned)
+			continue;
+		(*out)[n].topic = kc->slots[i].topic;
+		(*out)[n].partition = kc->slots[i].partition;
+		(*out)[n].db_next = kc->slots[i].db_next;
+		(*out)[n].waiting_start = kc->slots[i].waiting_start;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * kafka_waiting_start
+ *		How many assigned partitions wait for their start position.
+ */
+int
+kafka_waiting_start(const kafka_consumer *kc)
+{
+	int			i,
+				n = 0;
+
+	for (i = 0; i < kc->nslots; i++)
+		if (kc->slots[i].assigned && kc->slots[i].waiting_start)
+			n++;
+	return n;
+}
+
+/*
+ * kafka_start_partition
+ *		(Re)start an assigned partition at offset: a real offset or
+ *		RD_KAFKA_OFFSET_BEGINNING (seek), or RD_KAFKA_OFFSET_INVALID for
+ *		where it stands (only resumes a waiting partition).  The slot gets a
+ *		new generation, so the messages held from the old position are
+ *		dropped at the next prune (kafka_take_rebalanced), and a partition
+ *		that waited for its start is resumed unless the feeder is paused.
+ *		0 on success, -1 when the seek failed (the caller retries).
+ */
+int
+kafka_start_partition(kafka_consumer *kc, const char *topic, int32_t partition,
+					  int64_t offset)
+{
+	int			s = kafka_slot_find(kc, topic, partition);
+	rd_kafka_topic_partition_list_t *list;
+	int			rc = 0;
+
+	if (s < 0 || !kc->slots[s].assigned)
+		return -1;
+	list = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(list, topic, partition)->offset = offset;
+	if (offset != RD_KAFKA_OFFSET_INVALID)
+	{
+		rd_kafka_error_t *error = rd_kafka_seek_partitions(kc->rk, list, 5000);
+
+		if (error || list->elems[0].err)
+		{
+			log_line	line;
+
+			log_begin(&line, LOG_WARNING, "seek_failed");
+			log_kv_fmt(&line, "at", "%s [%d] @%lld", topic, (int) partition,
+					   (long long) offset);
+			log_kv_str(&line, "error", error ? rd_kafka_error_string(error) :
+					   rd_kafka_err2str(list->elems[0].err));
+			log_end(&line);
+			if (error)
+				rd_kafka_error_destroy(error);
+			rc = -1;
+		}
+	}
+	if (rc == 0)
+	{
+		kc->generation++;
+		kc->slots[s].generation = kc->generation;
+		kc->slots[s].acked = -1;
+		kc->slots[s].first_seen = -1;
+		kc->slots[s].db_next = offset >= 0 ? offset : -1;
+		kc->slots[s].start_store = kc->slots[s].db_next;
+		if (kc->slots[s].start_store >= 0)
+			kc->starts_pending = 1;
+		kc->rebalanced = 1;
+		if (kc->slots[s].waiting_start)
+		{
+			kc->slots[s].waiting_start = 0;
+			if (!kc->paused)
+				rd_kafka_resume_partitions(kc->rk, list);
+		}
+	}
+	rd_kafka_topic_partition_list_destroy(list);
+	return rc;
+}
+
+/*
+ * kafka_watermarks
+ *		Ask the partition's leader for its earliest and next offsets (a
+ *		broker round trip, at most 5 s).  0 on success.
+ */
+int
+kafka_watermarks(kafka_consumer *kc, const char *topic, int32_t partition,
+				 int64_t *low, int64_t *high)
+{
+	return rd_kafka_query_watermark_offsets(kc->rk, topic, partition, low, high,
+											5000) == RD_KAFKA_RESP_ERR_NO_ERROR ? 0 : -1;
+}
+
+/*
+ * kafka_store_starts
+ *		Store, for the next commit, the start offset of every partition
+ *		started at the database's position (outside the rebalance callback,
+ *		once librdkafka has the assignment).  A store refused now is tried
+ *		again at the next poll.
+ */
+static void
+kafka_store_starts(kafka_consumer *kc)
+{
+	rd_kafka_topic_partition_list_t *list;
+	int			i;
+
+	kc->starts_pending = 0;
+	list = rd_kafka_topic_partition_list_new(kc->nslots > 0 ? kc->nslots : 1);
+	for (i = 0; i < kc->nslots; i++)
+	{
+		if (!kc->slots[i].assigned)
+			kc->slots[i].start_store = -1;
+		if (kc->slots[i].start_store < 0)
+			continue;
+		rd_kafka_topic_partition_list_add(list, kc->slots[i].topic,
+										  kc->slots[i].partition)->offset =
+			kc->slots[i].start_store;
+	}
+	if (list->cnt > 0)
+	{
+		rd_kafka_resp_err_t err = rd_kafka_offsets_store(kc->rk, list);
+
+		for (i = 0; i < list->cnt; i++)
+		{
+			rd_kafka_topic_partition_t *p = &list->elems[i];
+			int			s = kafka_slot_find(kc, p->topic, p->partition);
+
+			if (s < 0)
+				continue;
+			if (err == RD_KAFKA_RESP_ERR_NO_ERROR && p->err == RD_KAFKA_RESP_ERR_NO_ERROR)
+			{
+				if (kc->slots[s].acked < 0)
+					kc->slots[s].acked = p->offset;
+				kc->slots[s].start_store = -1;
+				kc->uncommitted = 1;
+			}
+			else
+				kc->starts_pending = 1;
+		}
+	}
+	rd_kafka_topic_partition_list_destroy(list);
+}
+
+/*
  * kafka_poll
  *		Serve callbacks (rebalance, errors) and return at most one message:
  *		1 with *out filled (handle is the rd_kafka_message_t, to release
@@ -439,6 +646,9 @@ kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out)
 {
 	rd_kafka_message_t *rkm = rd_kafka_consumer_poll(kc->rk, timeout_ms);
 	int			s;
+
+	if (kc->starts_pending)
+		kafka_store_starts(kc);
 
 	if (rkm == NULL)
 		return 0;
@@ -582,6 +792,8 @@ kafka_store_offsets(kafka_consumer *kc, const batch *b)
 			rd_kafka_topic_partition_t *p = &list->elems[i];
 			int			s = kafka_slot_find(kc, p->topic, p->partition);
 
+			if (s >= 0 && p->offset > kc->slots[s].db_next)
+				kc->slots[s].db_next = p->offset;	/* the batch committed */
 			if (err == RD_KAFKA_RESP_ERR_NO_ERROR && p->err == RD_KAFKA_RESP_ERR_NO_ERROR)
 			{
 				if (s >= 0)
@@ -609,7 +821,8 @@ kafka_store_offsets(kafka_consumer *kc, const batch *b)
 
 /*
  * kafka_set_paused
- *		Pause or resume the whole current assignment.
+ *		Pause or resume the whole current assignment; a resume leaves the
+ *		partitions still waiting for their start position paused.
  */
 static void
 kafka_set_paused(kafka_consumer *kc, int pause)
@@ -620,6 +833,19 @@ kafka_set_paused(kafka_consumer *kc, int pause)
 	kc->paused = pause;
 	if (rd_kafka_assignment(kc->rk, &parts) == RD_KAFKA_RESP_ERR_NO_ERROR && parts)
 	{
+		if (!pause)
+		{
+			int			i;
+
+			for (i = parts->cnt - 1; i >= 0; i--)
+			{
+				int			s = kafka_slot_find(kc, parts->elems[i].topic,
+												parts->elems[i].partition);
+
+				if (s >= 0 && kc->slots[s].waiting_start)
+					rd_kafka_topic_partition_list_del_by_idx(parts, i);
+			}
+		}
 		if (parts->cnt > 0)
 		{
 			if (pause)

@@ -20,6 +20,24 @@
 
 typedef struct kafka_consumer kafka_consumer;
 
+/*
+ * Chooses the start offsets of newly assigned partitions, inside the
+ * rebalance callback, by setting parts->elems[i].offset (a real offset,
+ * RD_KAFKA_OFFSET_BEGINNING, or RD_KAFKA_OFFSET_INVALID for the committed
+ * offset).  Returns 0 when every partition's start is decided, -1 when none
+ * could be (the database is unreachable): they are then assigned paused,
+ * waiting for kafka_start_partition.
+ */
+typedef int (*kafka_start_fn) (void *arg, rd_kafka_topic_partition_list_t *parts);
+
+/* An assigned partition as positions.c sees it (kafka_assigned). */
+typedef struct kafka_assigned_partition
+{
+	const char *topic;			/* owned by the consumer */
+	int32_t		partition;
+	int64_t		db_next;		/* next offset the database holds for us, -1 */
+	int			waiting_start;	/* paused, start position not decided yet */
+} kafka_assigned_partition;
 /* Lag of one assigned partition (kafka_partition_lags). */
 typedef struct kafka_partition_lag
 {
@@ -32,6 +50,13 @@ extern rd_kafka_conf_t *kafka_build_conf(const feeder_config *cfg,
 										 char *err, size_t errlen);
 extern kafka_consumer *kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf,
 								  feeder_stats *stats, char *err, size_t errlen);
+extern void kafka_set_start_fn(kafka_consumer *kc, kafka_start_fn fn, void *arg);
+extern int	kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out);
+extern int	kafka_waiting_start(const kafka_consumer *kc);
+extern int	kafka_start_partition(kafka_consumer *kc, const char *topic,
+								  int32_t partition, int64_t offset);
+extern int	kafka_watermarks(kafka_consumer *kc, const char *topic, int32_t partition,
+							 int64_t *low, int64_t *high);
 extern int	kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out);
 extern void kafka_release(void *handle);
 extern int	kafka_take_rebalanced(kafka_consumer *kc);

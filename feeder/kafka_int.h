@@ -27,6 +27,9 @@ typedef struct kafka_slot
 	int64_t		first_seen;		/* first offset consumed this generation */
 	int64_t		store_to;		/* scratch for kafka_store_offsets */
 	int64_t		committed;		/* last offset seen committed, -1 */
+	int64_t		db_next;		/* next offset the database holds for us, -1 */
+	int			waiting_start;	/* paused until its start position is known */
+	int64_t		start_store;	/* start offset to store for the group, -1 */
 } kafka_slot;
 
 struct kafka_consumer
@@ -40,7 +43,10 @@ struct kafka_consumer
 	int			fatal;			/* librdkafka raised a fatal error */
 	int			up;				/* brokers reachable: 1, 0, -1 unknown */
 	int			uncommitted;	/* offsets stored since the last commit */
+	int			starts_pending; /* some slot has a start_store */
 	feeder_stats *stats;
+	kafka_start_fn start_fn;	/* chooses start offsets on assignment */
+	void	   *start_arg;
 };
 
 extern int	kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition);

@@ -26,6 +26,9 @@
 /* How often the metrics refresh the lag and check the idle database. */
 #define LOOP_METRICS_INTERVAL_MS 1000
 
+/* Shortest interval between two idle positions checks (loop_check_positions). */
+#define LOOP_POSITIONS_INTERVAL_MS 1000
+
 /* Shortest interval between two offset commits asked for by an idle poll. */
 #define LOOP_IDLE_COMMIT_INTERVAL_MS 1000
 
@@ -49,7 +52,7 @@ loop_now_ms(void)
  *		to acknowledge any more, the new owner reads them again from the
  *		committed offset.
  */
-static void
+void
 loop_prune_revoked(feeder_app *app)
 {
 	int			dropped;
@@ -62,7 +65,7 @@ loop_prune_revoked(feeder_app *app)
 
 		log_begin(&line, LOG_INFO, "messages_released");
 		log_kv_int(&line, "count", dropped);
-		log_kv_str(&line, "reason", "partition revoked before their batch committed");
+		log_kv_str(&line, "reason", "partition revoked, or sought back to the database's position, before their batch committed");
 		log_end(&line);
 	}
 }
@@ -153,15 +156,39 @@ loop_metrics(feeder_app *app, int64_t now)
 }
 
 /*
+ * loop_check_positions
+ *		While no batch runs: start the partitions that wait for their start
+ *		position, and check the positions of a database session opened
+ *		while idle (loop_watch_database), at most once a second, so that a
+ *		partition assigned during a database outage starts as soon as the
+ *		database answers, even before any message arrives.
+ */
+static void
+loop_check_positions(feeder_app *app, int64_t now)
+{
+	db_error	err;
+
+	if (app->delivering || now < app->next_positions_ms)
+		return;
+	if (kafka_waiting_start(app->kc) == 0 &&
+		(!db_connected(app->db) || db_session(app->db) == app->positions_session))
+		return;
+	app->next_positions_ms = now + LOOP_POSITIONS_INTERVAL_MS;
+	if (positions_reconcile(app, &err) == DB_ERR_NONE)
+		loop_prune_revoked(app);
+}
+
+/*
  * loop_tick
- *		Periodic work: the metrics (when served), and the counters line
- *		every --stats-interval seconds.
+ *		Periodic work: the positions check, the metrics (when served), and
+ *		the counters line every --stats-interval seconds.
  */
 static void
 loop_tick(feeder_app *app)
 {
 	int64_t		now = loop_now_ms();
 
+	loop_check_positions(app, now);
 	if (metrics_enabled())
 		loop_metrics(app, now);
 	if (app->cfg->stats_interval_s <= 0)
@@ -247,7 +274,8 @@ loop_source_stopping(void *arg)
 {
 	feeder_app *app = arg;
 
-	return feeder_stop || kafka_fatal(app->kc) || app->db_config_error;
+	return feeder_stop || kafka_fatal(app->kc) || app->db_config_error ||
+		app->positions_fatal;
 }
 
 /*
@@ -269,12 +297,16 @@ loop_run(feeder_app *app)
 		batch_fill(&app->batch, &app->pending, &src);
 		if (app->db_config_error)
 			return FEEDER_EXIT_DATABASE;
+		if (app->positions_fatal)
+			return FEEDER_EXIT_POSITIONS;
 		if (app->batch.count == 0)
 			continue;
 		r = deliver_batch(app);
 		batch_clear(&app->batch, kafka_release);
 		if (r == DELIVER_DB_FATAL)
 			return FEEDER_EXIT_DATABASE;
+		if (r == DELIVER_POSITIONS_FATAL)
+			return FEEDER_EXIT_POSITIONS;
 		if (r == DELIVER_ABANDONED)
 			break;
 	}

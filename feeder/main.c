@@ -199,7 +199,7 @@ main(int argc, char **argv)
 	app.backoff.max_ms = cfg.retry_backoff_max_ms;
 	queue_init(&app.pending);
 	if (batch_init(&app.batch, cfg.batch_size, cfg.batch_wait_ms) != 0 ||
-		(app.db = db_new(cfg.dsn, &app.stats)) == NULL)
+		(app.db = db_new(cfg.dsn, cfg.group, &app.stats)) == NULL)
 	{
 		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the batch");
 		return FEEDER_EXIT_RUNTIME;
@@ -251,6 +251,7 @@ main(int argc, char **argv)
 		metrics_stop();
 		return FEEDER_EXIT_KAFKA;
 	}
+	kafka_set_start_fn(app.kc, positions_on_assign, &app);
 
 	rc = loop_run(&app);
 	metrics_set_phase(METRICS_STOPPING);

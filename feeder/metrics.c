@@ -436,6 +436,15 @@ metrics_render_locked(metrics_buf *buf)
 					s->offsets_committed);
 	metrics_counter(buf, "kafka_errors_total",
 					"Client and consumer errors reported by librdkafka.", s->kafka_errors);
+	metrics_counter(buf, "positions_behind_offsets_total",
+					"Offsets read again because a new database session held positions behind what this feeder had committed (a restore, a failover to an asynchronous standby).",
+					s->positions_behind);
+	metrics_counter(buf, "positions_out_of_range_total",
+					"Database positions found below a partition's earliest offset or above its latest (retention, a re-created topic).",
+					s->positions_out_of_range);
+	metrics_counter(buf, "positions_lost_offsets_total",
+					"Offsets between a database position and a partition's earliest offset, known lost (counted when --accept-position-loss let the feeder go on, or before it stopped).",
+					s->positions_lost);
 
 	metrics_family(buf, "batch_duration_seconds", "histogram",
 				   "Duration of the database transaction that committed a batch, with the offset store.");

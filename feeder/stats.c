@@ -25,6 +25,9 @@ const stats_field stats_fields[] = {
 	FIELD(db_connects, 0),
 	FIELD(kafka_errors, 0),
 	FIELD(offsets_committed, 0),
+	FIELD(positions_behind, 0),
+	FIELD(positions_out_of_range, 0),
+	FIELD(positions_lost, 0),
 	FIELD(lag, 1),
 };
 

@@ -29,6 +29,9 @@ typedef struct feeder_stats
 	uint64_t	db_connects;	/* successful database connections */
 	uint64_t	kafka_errors;	/* consumer errors reported by librdkafka */
 	uint64_t	offsets_committed;	/* partition offsets committed (advances) */
+	uint64_t	positions_behind;	/* offsets re-read: the database was behind */
+	uint64_t	positions_out_of_range; /* database positions Kafka no longer had */
+	uint64_t	positions_lost;	/* offsets known lost with them (accepted) */
 	int64_t		lag;			/* messages behind the high watermark, -1 unknown */
 } feeder_stats;
 

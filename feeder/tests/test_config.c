@@ -36,6 +36,7 @@ clear_env(void **state)
 	unsetenv("FEEDER_GROUP");
 	unsetenv("FEEDER_DSN");
 	unsetenv("FEEDER_METRICS_LISTEN");
+	unsetenv("FEEDER_ACCEPT_POSITION_LOSS");
 	return 0;
 }
 
@@ -410,6 +411,52 @@ test_metrics_listen(void **state)
 	assert_int_equal(config_split_listen("h:1x", host, sizeof(host), port, sizeof(port)), -1);
 }
 
+/*
+ * --accept-position-loss: off by default; a flag on the command line, true
+ * or false in a file and the environment; anything else is refused.
+ */
+static void
+test_accept_position_loss(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+	char	   *path;
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_int_equal(cfg.accept_position_loss, 0);
+	config_free(&cfg);
+
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--accept-position-loss"), CONFIG_OK);
+	assert_int_equal(cfg.accept_position_loss, 1);
+	config_free(&cfg);
+
+	setenv("FEEDER_ACCEPT_POSITION_LOSS", "true", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_int_equal(cfg.accept_position_loss, 1);
+	config_free(&cfg);
+
+	/* the file wins over the environment */
+	path = write_file("accept-position-loss=false\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path),
+					 CONFIG_OK);
+	assert_int_equal(cfg.accept_position_loss, 0);
+	config_free(&cfg);
+	unlink(path);
+
+	setenv("FEEDER_ACCEPT_POSITION_LOSS", "maybe", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "FEEDER_ACCEPT_POSITION_LOSS"));
+	assert_non_null(strstr(err, "expected true or false"));
+	config_free(&cfg);
+
+	unsetenv("FEEDER_ACCEPT_POSITION_LOSS");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--accept-position-loss=yes"), CONFIG_ERROR);
+	config_free(&cfg);
+}
+
 int
 main(void)
 {
@@ -425,6 +472,7 @@ main(void)
 		cmocka_unit_test_setup(test_file_errors, clear_env),
 		cmocka_unit_test_setup(test_env_fallbacks, clear_env),
 		cmocka_unit_test_setup(test_metrics_listen, clear_env),
+		cmocka_unit_test_setup(test_accept_position_loss, clear_env),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

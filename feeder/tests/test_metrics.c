@@ -16,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "feeder.h"
 #include "metrics.h"
 
 #define P METRICS_PREFIX
@@ -63,7 +64,9 @@ test_families(void **state)
 		{"tombstones_total", "counter"}, {"batches_total", "counter"},
 		{"batches_abandoned_total", "counter"}, {"retries_total", "counter"},
 		{"db_reconnects_total", "counter"}, {"offsets_committed_total", "counter"},
-		{"kafka_errors_total", "counter"}, {"batch_duration_seconds", "histogram"},
+		{"kafka_errors_total", "counter"}, {"positions_behind_offsets_total", "counter"},
+		{"positions_out_of_range_total", "counter"}, {"positions_lost_offsets_total", "counter"},
+		{"batch_duration_seconds", "histogram"},
 		{"consumer_lag", "gauge"}, {"assigned_partitions", "gauge"},
 		{"database_up", "gauge"}, {"kafka_up", "gauge"}, {"build_info", "gauge"},
 	};
@@ -86,7 +89,7 @@ test_families(void **state)
 		assert_non_null(t);
 		assert_true(h < t);
 	}
-	assert_true(has_line(text, P "build_info{version=\"1.0.0\"} 1"));
+	assert_true(has_line(text, P "build_info{version=\"" FEEDER_VERSION "\"} 1"));
 	assert_true(has_line(text, P "kafka_up 0"));	/* unknown yet */
 	assert_true(has_line(text, P "assigned_partitions 0"));
 	free(text);

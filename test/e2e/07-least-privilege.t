@@ -1,6 +1,7 @@
 #!/bin/bash
 # 07-least-privilege.t — the feeder needs nothing beyond USAGE on the schema
-# and EXECUTE on materialize_orders, and a configuration or permission
+# and EXECUTE on materialize_orders (the overload with a consumer group),
+# consumer_positions and restart_position, and a configuration or permission
 # problem stops it at once, non-zero, with a message naming the problem
 # (42501, 28P01, 3D000) and never the password.
 #
@@ -15,6 +16,8 @@
 
 E2E_TOPIC=orders
 GROUP=e2e-07
+# the batch function the feeder 1.1 calls (with its consumer group)
+BATCH_FUNCTION='received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[])'
 FEEDER_ARGS=(--batch-size 20 --batch-wait-ms 50)
 plan 27
 
@@ -63,7 +66,7 @@ e2e_setup_db || bail "could not set up the database"
 cat "$E2E_TMP/pg_hba.conf" >"$DB_DIR/data/pg_hba.conf"
 pg_ctl_as reload || bail "could not reload pg_hba.conf"
 
-check "the feeder's role holds only USAGE on the schema and EXECUTE on materialize_orders" \
+check "the feeder's role holds only USAGE on the schema and EXECUTE on materialize_orders (with a group), consumer_positions and restart_position" \
 	e2e_role_is_least_privilege
 check "the feeder's role cannot log in without its password" \
 	bash -c '! PGPASSWORD= psql -X -w -d "$1" -U "$2" -c "SELECT 1" >/dev/null 2>&1' _ "$E2E_DB" "$E2E_ROLE"
@@ -107,18 +110,18 @@ check "unknown database: the output never shows the password" log_has_no "$E2E_P
 
 # --- EXECUTE revoked with nothing to consume: the privilege check at
 # connection ends the feeder before any batch, naming the GRANT to run
-sql "REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) FROM \"$E2E_ROLE\""
+sql "REVOKE EXECUTE ON FUNCTION $BATCH_FUNCTION FROM \"$E2E_ROLE\""
 feeder_start idlenoexec "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 fails_fast idlenoexec && [ "$FEEDER_RC" -eq 3 ]
 tap_ok $? "EXECUTE revoked, nothing to consume: the feeder exits 3 at once"
 check "EXECUTE revoked, nothing to consume: the check at connection names the GRANT" \
 	bash -c 'grep -q "step=privileges" "$1" && grep -q "GRANT EXECUTE" "$1"' _ "$E2E_TMP/idlenoexec.log"
-sql "GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) TO \"$E2E_ROLE\""
+sql "GRANT EXECUTE ON FUNCTION $BATCH_FUNCTION TO \"$E2E_ROLE\""
 
 # --- EXECUTE revoked: new messages wait, nothing is acknowledged
 produce_orders 201 300 || bail "kcat could not produce"
 kafka_committed "$GROUP" "$E2E_TOPIC" >"$E2E_TMP/committed.before"
-sql "REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) FROM \"$E2E_ROLE\""
+sql "REVOKE EXECUTE ON FUNCTION $BATCH_FUNCTION FROM \"$E2E_ROLE\""
 feeder_start noexec "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 fails_fast noexec
 tap_ok $? "EXECUTE revoked: the feeder exits non-zero at once"
@@ -130,7 +133,7 @@ is "$(rows)" 200 "EXECUTE revoked: nothing was stored"
 check "EXECUTE revoked: the output never shows the password" log_has_no "$E2E_PASSWORD" noexec
 
 # --- USAGE on the schema revoked (EXECUTE back)
-sql "GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) TO \"$E2E_ROLE\";
+sql "GRANT EXECUTE ON FUNCTION $BATCH_FUNCTION TO \"$E2E_ROLE\";
      REVOKE USAGE ON SCHEMA received_orders FROM \"$E2E_ROLE\""
 feeder_start nousage "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 fails_fast nousage && log_has nousage 42501

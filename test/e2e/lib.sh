@@ -17,6 +17,7 @@
 #   race      ORDER_ID also sent with another REF on another partition: which
 #             one wins depends on timing; exactly one row holds one of the
 #             REFs, every other one is quarantined as a conflict
+# shellcheck shell=bash
 
 set -u
 
@@ -38,6 +39,22 @@ E2E_ROLE=
 E2E_PASSWORD=
 E2E_DSN=
 declare -A FEEDER_PIDS=()
+# the functions the feeder 1.1 calls, as regprocedure prints them: its role
+# is granted EXECUTE on these and on nothing else
+E2E_FEEDER_FUNCTIONS=(
+	'received_orders.consumer_positions(text)'
+	'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])'
+	'received_orders.restart_position(text,text,integer,bigint,bigint)'
+)
+# functions the feeder's role must not be able to execute (operators' tools,
+# 1.0's batch function without a group, the single-event and replay ones)
+E2E_NOT_FEEDER_FUNCTIONS=(
+	'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])'
+	'received_orders.materialize_order(jsonb)'
+	'received_orders.replay_quarantined(bigint)'
+	'received_orders.set_consumer_position(text,text,integer,bigint)'
+	'received_orders.forget_consumer_positions(text,text)'
+)
 
 # ---------------------------------------------------------------- TAP
 # (tap_plan, tap_ok, tap_is, tap_cmd, tap_diag, tap_done come from
@@ -83,8 +100,10 @@ sql() {
 
 # e2e_setup_db — the suite's own database on the harness's cluster (or a
 # private one when the suite runs alone, or the one the suite pg_start'ed),
-# with the extension, the role the feeder logs in as (LOGIN, USAGE on the
-# schema, EXECUTE on materialize_orders, nothing else) and the feeder's DSN
+# with the extension, the role the feeder logs in as and the feeder's DSN.
+# The role gets what the feeder 1.1 needs and nothing else: LOGIN, USAGE on
+# the schema, EXECUTE on the batch function with a consumer group,
+# consumer_positions and restart_position (see E2E_FEEDER_FUNCTIONS)
 e2e_setup_db() {
 	pg_ensure_cluster >&2 || return 1
 	E2E_DB="ro_e2e_${E2E_NAME//[^a-zA-Z0-9]/_}"
@@ -93,12 +112,14 @@ e2e_setup_db() {
 	dropdb --if-exists "$E2E_DB" >/dev/null 2>&1
 	pg_createdb "$E2E_DB" received_orders || return 1
 	psql -X -q -v ON_ERROR_STOP=1 -d "$E2E_DB" \
-		-v role="$E2E_ROLE" -v pw="$E2E_PASSWORD" <<-'EOF' || return 1
+		-v role="$E2E_ROLE" -v pw="$E2E_PASSWORD" \
+		-v functions="${E2E_FEEDER_FUNCTIONS[*]}" <<-'EOF' || return 1
 		SELECT format('CREATE ROLE %I LOGIN PASSWORD %L', :'role', :'pw')
 		 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'role') \gexec
 		SELECT format('ALTER ROLE %I LOGIN PASSWORD %L', :'role', :'pw') \gexec
 		SELECT format('GRANT USAGE ON SCHEMA received_orders TO %I', :'role') \gexec
-		SELECT format('GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) TO %I', :'role') \gexec
+		SELECT format('GRANT EXECUTE ON FUNCTION %s TO %I', f, :'role')
+		  FROM unnest(string_to_array(:'functions', ' ')) AS f \gexec
 	EOF
 	E2E_DSN="host=$PGHOST port=$PGPORT dbname=$E2E_DB user=$E2E_ROLE password=$E2E_PASSWORD"
 }
@@ -113,30 +134,48 @@ rows_at_least() {
 	[ "$(rows)" -ge "$1" ]
 }
 
-# e2e_role_is_least_privilege — the feeder role holds no privilege on any
-# table or sequence of the schema, EXECUTE explicitly on materialize_orders
-# only (and not on the other two functions through PUBLIC), USAGE but not
-# CREATE on the schema, no superuser-like attribute, no role membership
+# e2e_role_is_least_privilege — what the feeder's role can do is exactly
+# what the feeder 1.1 needs: no privilege on any table or sequence of the
+# schema (the positions table included), EXECUTE granted explicitly on the
+# functions of E2E_FEEDER_FUNCTIONS and able to execute no other function of
+# the schema (through PUBLIC or otherwise: not 1.0's batch function, not
+# the operators' set_consumer_position/forget_consumer_positions), USAGE but
+# not CREATE on the schema, no superuser-like attribute, no role membership.
+# Every function named in E2E_NOT_FEEDER_FUNCTIONS must exist (a renamed one
+# would make the check vacuous)
 e2e_role_is_least_privilege() {
-	local r
-	r=$(sql "SELECT
-	   (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	     WHERE n.nspname = 'received_orders' AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
-	       AND (has_table_privilege('$E2E_ROLE', c.oid, 'SELECT,INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER')
-	            OR (c.relkind = 'S' AND has_sequence_privilege('$E2E_ROLE', c.oid, 'USAGE,SELECT,UPDATE'))))
-	 || ' ' ||
-	   (SELECT coalesce(string_agg(p.proname || ':' || a.privilege_type, ',' ORDER BY p.proname), '')
-	      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace,
-	           aclexplode(p.proacl) a
-	     WHERE n.nspname = 'received_orders' AND a.grantee = '$E2E_ROLE'::regrole)
-	 || ' ' || has_function_privilege('$E2E_ROLE', 'received_orders.materialize_order(jsonb)', 'EXECUTE')
-	 || ' ' || has_function_privilege('$E2E_ROLE', 'received_orders.replay_quarantined(bigint)', 'EXECUTE')
-	 || ' ' || has_schema_privilege('$E2E_ROLE', 'received_orders', 'USAGE')
-	 || ' ' || has_schema_privilege('$E2E_ROLE', 'received_orders', 'CREATE')
-	 || ' ' || (SELECT rolsuper OR rolcreaterole OR rolcreatedb OR rolbypassrls FROM pg_roles WHERE rolname = '$E2E_ROLE')
-	 || ' ' || (SELECT count(*) FROM pg_auth_members m WHERE m.member = '$E2E_ROLE'::regrole)")
-	if [ "$r" != "0 materialize_orders:EXECUTE false false true false false 0" ]; then
-		diag "feeder role: table/sequence privileges, explicit function grants, materialize_order, replay_quarantined, schema USAGE, schema CREATE, superuser-like, memberships =" "$r"
+	local r want
+	r=$(psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$E2E_DB" -v role="$E2E_ROLE" \
+		-v forbidden="${E2E_NOT_FEEDER_FUNCTIONS[*]}" <<-'EOF'
+		SELECT
+		   (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		     WHERE n.nspname = 'received_orders' AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
+		       AND (has_table_privilege(:'role', c.oid, 'SELECT,INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER')
+		            OR (c.relkind = 'S' AND has_sequence_privilege(:'role', c.oid, 'USAGE,SELECT,UPDATE'))))
+		 || ' ' ||
+		   (SELECT coalesce(string_agg(p.oid::regprocedure::text || ':' || a.privilege_type, ','
+		                               ORDER BY p.oid::regprocedure::text COLLATE "C"), '')
+		      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace,
+		           aclexplode(p.proacl) a
+		     WHERE n.nspname = 'received_orders' AND a.grantee = (:'role')::regrole)
+		 || ' ' ||
+		   (SELECT coalesce(string_agg(p.oid::regprocedure::text, ',' ORDER BY p.oid::regprocedure::text COLLATE "C"), '')
+		      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		     WHERE n.nspname = 'received_orders' AND has_function_privilege(:'role', p.oid, 'EXECUTE'))
+		 || ' ' ||
+		   (SELECT count(*) FILTER (WHERE has_function_privilege(:'role', f::regprocedure, 'EXECUTE'))
+		      FROM unnest(string_to_array(:'forbidden', ' ')) AS f)
+		 || ' ' || has_schema_privilege(:'role', 'received_orders', 'USAGE')
+		 || ' ' || has_schema_privilege(:'role', 'received_orders', 'CREATE')
+		 || ' ' || (SELECT rolsuper OR rolcreaterole OR rolcreatedb OR rolbypassrls FROM pg_roles WHERE rolname = :'role')
+		 || ' ' || (SELECT count(*) FROM pg_auth_members m WHERE m.member = (:'role')::regrole)
+	EOF
+	) || return 1
+	want="0 $(printf '%s:EXECUTE\n' "${E2E_FEEDER_FUNCTIONS[@]}" | LC_ALL=C sort | paste -sd,)"
+	want+=" $(printf '%s\n' "${E2E_FEEDER_FUNCTIONS[@]}" | LC_ALL=C sort | paste -sd,) 0 true false false 0"
+	if [ "$r" != "$want" ]; then
+		diag "feeder role: table/sequence privileges, explicit function grants, executable functions, executable forbidden functions, schema USAGE, schema CREATE, superuser-like, memberships:" \
+			"want: $want" "got:  $r"
 		return 1
 	fi
 }
@@ -218,6 +257,7 @@ feeder_wait_exit() {
 		sleep 0.1
 	done
 	wait "$pid"
+	# shellcheck disable=SC2034 # read by the suites
 	FEEDER_RC=$?
 	unset "FEEDER_PIDS[$1]"
 }
@@ -518,4 +558,68 @@ end_sum() {
 # log_has_no SECRET NAME — the feeder log never shows SECRET
 log_has_no() {
 	! grep -qF -- "$1" "$E2E_TMP/$2.log" "$E2E_TMP/$2.out" 2>/dev/null
+}
+
+# ---------------------------------------------------------------- positions
+
+# db_positions GROUP — "TOPIC PARTITION NEXT_OFFSET" of every position the
+# database holds for GROUP, in partition order (read as the superuser)
+db_positions() {
+	sql "SELECT kafka_topic || ' ' || kafka_partition || ' ' || next_offset
+	       FROM received_orders.consumer_positions('$1') ORDER BY kafka_topic, kafka_partition"
+}
+
+# db_caught_up GROUP — the database's position of every partition of
+# E2E_TOPIC equals the partition's high watermark (an empty partition needs
+# none): the database itself has everything the topic holds
+db_caught_up() {
+	local ends
+	ends=$(kafka_end_offsets "$E2E_TOPIC" 2>/dev/null) || return 1
+	[ -n "$ends" ] || return 1
+	awk 'FILENAME == ARGV[1] { pos[$2] = $3; next }
+	     { if (!($2 in pos) && $4 != 0 || ($2 in pos) && pos[$2] != $4) bad = 1 }
+	     END { exit bad }' <(db_positions "$1" 2>/dev/null) - <<<"$ends"
+}
+
+# db_wait_caught_up GROUP [SECONDS] — poll db_caught_up (default 60 s)
+db_wait_caught_up() {
+	ro_wait_until "${2:-60}" db_caught_up "$1" && return 0
+	diag "the database's positions of group $1 did not reach the end offsets:" \
+		"positions: $(db_positions "$1" 2>&1 | tr '\n' ';')" \
+		"end offsets: $(kafka_end_offsets "$E2E_TOPIC" 2>&1 | tr '\n' ';')"
+	return 1
+}
+
+# log_events NAME EVENT — the lines of NAME's log with event=EVENT
+log_events() {
+	grep -E -- "event=$2( |$)" "$E2E_TMP/$1.log" 2>/dev/null
+}
+
+# log_run_events NAME EVENT — the lines with event=EVENT of NAME's latest run
+log_run_events() {
+	awk '/^--- start/ { n = 0 } { line[++n] = $0 } END { for (i = 1; i <= n; i++) print line[i] }' \
+		"$E2E_TMP/$1.log" 2>/dev/null | grep -E -- "event=$2( |$)"
+}
+
+# log_field_sum NAME EVENT FIELD — sum of FIELD=N over NAME's EVENT lines
+log_field_sum() {
+	log_events "$1" "$2" | sed -nE "s/.* $3=([0-9]+)( .*|$)/\\1/p" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# feeder_metrics_addr NAME — the address NAME's latest run serves /metrics
+# on (from its event=metrics_listening line; start it with
+# --metrics-listen 127.0.0.1:0)
+feeder_metrics_addr() {
+	awk '/^--- start/ { addr = "" }
+	     /event=metrics_listening/ { sub(/.* addr=/, ""); sub(/ .*/, ""); addr = $0 }
+	     END { if (addr == "") exit 1; print addr }' "$E2E_TMP/$1.log"
+}
+
+# feeder_metric NAME METRIC — the value of METRIC (the name after the
+# received_orders_feeder_ prefix, without labels) in NAME's /metrics
+feeder_metric() {
+	local addr
+	addr=$(feeder_metrics_addr "$1") || return 1
+	curl -sS --max-time 5 "http://$addr/metrics" |
+		awk -v m="received_orders_feeder_$2" '$1 == m { print $2; found = 1 } END { exit !found }'
 }

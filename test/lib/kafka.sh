@@ -25,8 +25,10 @@
 #
 # Binary: $RO_DEV_KAFKA, else $RO_ROOT/feeder/ro-dev-kafka, else PATH.
 # Traits of the mock cluster (librdkafka 2.0.2): about 5 MiB kept per
-# partition, older messages dropped silently; "down" keeps leadership where
-# it was; a member leaving a group is dropped only at its session timeout.
+# partition, older messages dropped silently, a whole message set (what one
+# kcat call sent in one batch) at a time, which raises the partition's low
+# watermark (kafka_end_offsets shows it); "down" keeps leadership where it
+# was; a member leaving a group is dropped only at its session timeout.
 
 KAFKA_PID=
 KAFKA_DIR=

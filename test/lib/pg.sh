@@ -32,8 +32,23 @@
 #   pg_free_port            print a TCP port free on 127.0.0.1
 #   pg_log_tail [DIR] [N]   last N (40) lines of the server log on stderr
 #
+# Replication (a primary started by pg_start, then a standby of it):
+#
+#   pg_start_standby PRIMARY_DIR VAR  a streaming, asynchronous standby of
+#                           the running cluster PRIMARY_DIR: pg_basebackup -R
+#                           -X stream over TCP into a new directory (its path
+#                           stored in VAR), with its own socket and port, then
+#                           started like pg_start (it does not pg_use it)
+#   pg_query_at DIR DB SQL  pg_query against cluster DIR, whatever pg_use says
+#   pg_wait_replayed PRIMARY_DIR STANDBY_DIR [SECONDS]
+#                           wait (60 s) until the standby has replayed the
+#                           primary's WAL up to the primary's current LSN
+#   pg_promote DIR [SECONDS]  pg_ctl promote, then wait (60 s) until DIR
+#                           is out of recovery
+#
 # Note: call pg_start in the main shell, not inside $(...), or the cluster
 # would not be tracked for the exit handler.
+# shellcheck shell=bash
 
 # shellcheck source=test/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -259,6 +274,7 @@ pg_ensure_cluster() {
 			return 0
 		fi
 	fi
+	# shellcheck disable=SC2034 # set by pg_start through its name
 	RO_PG_PRIVATE_DIR=
 	pg_start RO_PG_PRIVATE_DIR
 }
@@ -289,4 +305,70 @@ pg_log_tail() {
 	[[ -f $dir/log ]] || return 0
 	printf -- '--- last %s lines of %s/log ---\n' "$lines" "$dir" >&2
 	tail -n "$lines" "$dir/log" >&2
+}
+
+# pg_query_at — one SQL string against DB on cluster DIR (its socket and
+# port), rows unaligned without headers
+pg_query_at() {
+	local dir=$1
+	pg_psql -At -h "$dir/socket" -p "$(cat "$dir/port")" -U postgres -d "$2" -c "$3"
+}
+
+# pg_start_standby — see the header.  The base backup copies the primary's
+# configuration: the standby gets its own socket directory and, through
+# pg_start, its own port; primary_conninfo (written by -R) points at the
+# primary's 127.0.0.1 port
+pg_start_standby() {
+	local primary=$1 var=$2 dir
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/ro-pg-standby.XXXXXX") || return 1
+	RO__PG_OWNED+=("$dir")
+	printf -v "$var" '%s' "$dir"
+	mkdir -p "$dir/socket"
+	chmod 755 "$dir"
+	[[ $EUID == 0 ]] && chown -R postgres: "$dir"
+	if ! pg__as_owner "$(pg_bindir)/pg_basebackup" -h 127.0.0.1 -p "$(cat "$primary/port")" \
+		-U postgres -D "$dir/data" -R -X stream -c fast --no-sync >"$dir/basebackup.log" 2>&1; then
+		cat "$dir/basebackup.log" >&2
+		return 1
+	fi
+	rm -f "$dir/data/ro_port.conf"
+	cat >>"$dir/data/postgresql.conf" <<-EOF
+
+		# test/lib/pg.sh: a standby of $primary
+		unix_socket_directories = '$dir/socket'
+	EOF
+	# pg_start reads the directory through a variable's name: one of its own
+	# shellcheck disable=SC2034 # read by pg_start through its name
+	local saved=${RO_PG_DIR:-} status=0 ro__standby_dir=$dir
+	pg_start ro__standby_dir || status=$?
+	if [[ -n $saved ]]; then
+		pg_use "$saved"
+	fi
+	return "$status"
+}
+
+# pg__replayed — whether STANDBY_DIR has replayed up to LSN
+pg__replayed() {
+	[[ $(pg_query_at "$1" postgres "SELECT pg_last_wal_replay_lsn() >= '$2'::pg_lsn" 2>/dev/null) == t ]]
+}
+
+# pg_wait_replayed — see the header
+pg_wait_replayed() {
+	local primary=$1 standby=$2 lsn
+	lsn=$(pg_query_at "$primary" postgres "SELECT pg_current_wal_lsn()") || return 1
+	ro_wait_until "${3:-60}" pg__replayed "$standby" "$lsn" && return 0
+	ro_log "standby $standby has not replayed $lsn: $(pg_query_at "$standby" postgres "SELECT pg_last_wal_replay_lsn()" 2>&1)"
+	return 1
+}
+
+# pg__out_of_recovery — whether cluster DIR accepts writes
+pg__out_of_recovery() {
+	[[ $(pg_query_at "$1" postgres "SELECT NOT pg_is_in_recovery()" 2>/dev/null) == t ]]
+}
+
+# pg_promote — see the header
+pg_promote() {
+	local dir=$1
+	pg__as_owner "$(pg_bindir)/pg_ctl" -D "$dir/data" promote -w -t "${2:-60}" >&2 || return 1
+	ro_wait_until "${2:-60}" pg__out_of_recovery "$dir"
 }

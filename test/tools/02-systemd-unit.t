@@ -70,8 +70,9 @@ for want in DynamicUser=yes NoNewPrivileges=yes ProtectSystem=strict ProtectHome
 done
 tap_is "${missing# }" "" "the unit sets every promised hardening and lifecycle directive"
 
-# no restart on the feeder's configuration exit codes
-codes=$(awk '$1 == "#define" && $2 ~ /^FEEDER_EXIT_(USAGE|DATABASE|KAFKA)$/ { print $3 }' \
+# no restart on the feeder's configuration exit codes, nor on a position
+# out of range (restarting would stop again; an operator decides)
+codes=$(awk '$1 == "#define" && $2 ~ /^FEEDER_EXIT_(USAGE|DATABASE|KAFKA|POSITIONS)$/ { print $3 }' \
 	"$RO_ROOT/feeder/feeder.h" | sort -n | xargs)
 tap_is "$(sed -n 's/^RestartPreventExitStatus=//p' "$UNIT" | tr ' ' '\n' | sort -n | xargs)" \
 	"$codes" "RestartPreventExitStatus lists the feeder's configuration exit codes ($codes)"

@@ -1,0 +1,400 @@
+/*-------------------------------------------------------------------------
+ *
+ * positions.c
+ *	  Where each partition resumes: the database's positions decide.
+ *
+ * The batch function records, in each batch's own transaction, the next
+ * offset of every partition of the batch for the feeder's consumer group
+ * (received_orders_positions).  The database is therefore the authority on
+ * how far the group got, and this file applies it at two moments:
+ *
+ *	- On every assignment (positions_on_assign, called by the rebalance
+ *	  callback), each new partition starts at the database's position when
+ *	  it has one; else at its earliest offset when the database holds
+ *	  positions of other partitions of the same topic for the group (the
+ *	  database was restored from before this partition's first batch); else
+ *	  at Kafka's committed offset, then auto.offset.reset.  When the
+ *	  database cannot be asked, the partitions wait, paused, and
+ *	  positions_reconcile starts them as soon as it can.
+ *
+ *	- On every new database session (a reconnect, a failover to another
+ *	  host of a multi-host DSN), before the next batch: positions_reconcile
+ *	  compares the database's positions of the partitions held with the next
+ *	  offset this feeder had itself committed there.  Where the database is
+ *	  behind (it lost commits: a restore, an asynchronous standby promoted),
+ *	  the held messages of that partition are dropped and it is sought back
+ *	  to the database's position: the lost events are read again.
+ *
+ * A database position below a partition's earliest offset (retention has
+ * deleted part of the gap) or above its latest (the topic was re-created,
+ * or this is another cluster) means events that cannot be read again.  That
+ * is never skipped silently: one line with the numbers, counted, and by
+ * default the feeder stops with exit code 5; --accept-position-loss starts
+ * such a partition at its earliest offset instead.  A position beyond the end
+ * is then moved back in the database too (restart_position, compare and set):
+ * batches only move positions forwards, and once the new topic grew past the
+ * old position a later start would otherwise skip what lies between.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "feeder.h"
+#include "log.h"
+
+/* How a start offset was chosen, for the start_position line. */
+typedef enum positions_source
+{
+	POSITIONS_FROM_DATABASE,
+	POSITIONS_FROM_EARLIEST,
+	POSITIONS_FROM_KAFKA
+} positions_source;
+
+static const char *const positions_source_names[] = {"database", "earliest", "kafka"};
+
+/*
+ * positions_find
+ *		The database's next offset of (topic, partition), or -1 if none.
+ */
+static int64_t
+positions_find(const db_position *positions, int n, const char *topic,
+			   int32_t partition)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (positions[i].partition == partition &&
+			strcmp(positions[i].topic, topic) == 0)
+			return positions[i].next_offset;
+	return -1;
+}
+
+/*
+ * positions_topic_known
+ *		Whether the database holds a position of any partition of topic.
+ */
+static int
+positions_topic_known(const db_position *positions, int n, const char *topic)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(positions[i].topic, topic) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * positions_out_of_range
+ *		A database position Kafka cannot serve any more: say so with the
+ *		numbers, count it, and either give the earliest offset to start at
+ *		(--accept-position-loss) or flag the feeder to stop with exit 5.
+ */
+static int64_t
+positions_out_of_range(feeder_app *app, const char *topic, int32_t partition,
+					   int64_t db_position, int64_t low, int64_t high)
+{
+	int			accept = app->cfg->accept_position_loss;
+	int64_t		lost = db_position < low ? low - db_position : 0;
+	log_line	line;
+
+	app->stats.positions_out_of_range++;
+	app->stats.positions_lost += (uint64_t) lost;
+	log_begin(&line, accept ? LOG_WARNING : LOG_FATAL, "position_out_of_range");
+	log_kv_fmt(&line, "at", "%s [%d] @%lld", topic, (int) partition,
+			   (long long) db_position);
+	log_kv_str(&line, "topic", topic);
+	log_kv_int(&line, "partition", partition);
+	log_kv_int(&line, "db_position", db_position);
+	log_kv_int(&line, "low", low);
+	log_kv_int(&line, "high", high);
+	log_kv_int(&line, "lost", lost);
+	log_kv_str(&line, "reason", db_position < low ?
+			   "the database's position is below the partition's earliest offset: retention deleted events the database never received" :
+			   "the database's position is beyond the partition's end: the topic was re-created or this is another cluster; events after the position are not in this partition");
+	log_kv_str(&line, "action", accept ? "continue" : "stop");
+	if (!accept)
+		log_kv_str(&line, "hint",
+				   "recover the missing events from their source, then restart with --accept-position-loss to start at the earliest offset, or move the position with received_orders.set_consumer_position()");
+	log_end(&line);
+	if (!accept)
+		app->positions_fatal = 1;
+	else if (db_position > high)
+	{
+		db_error	err;
+
+		if (db_restart_position(app->db, topic, partition, db_position, low,
+								&err) != DB_ERR_NONE)
+		{
+			log_begin(&line, LOG_FATAL, "position_restart_failed");
+			log_kv_fmt(&line, "at", "%s [%d] @%lld", topic, (int) partition,
+					   (long long) db_position);
+			if (err.sqlstate[0])
+				log_kv_str(&line, "sqlstate", err.sqlstate);
+			log_kv_str(&line, "error", err.message);
+			log_kv_str(&line, "hint",
+					   "the database's position must move back to the partition's earliest offset: GRANT EXECUTE ON FUNCTION received_orders.restart_position(text, text, integer, bigint, bigint) to the feeder's role, or run received_orders.set_consumer_position()");
+			log_end(&line);
+			app->positions_fatal = 1;
+		}
+	}
+	return low;
+}
+
+/*
+ * positions_choose
+ *		The start offset of one partition given the database's positions
+ *		(see the file header); *source says how it was chosen.  -1 when the
+ *		partition's offsets could not be asked of Kafka (retry later).
+ */
+static int
+positions_choose(feeder_app *app, const db_position *positions, int n,
+				 const char *topic, int32_t partition, int64_t *offset,
+				 positions_source *source)
+{
+	int64_t		db_position = positions_find(positions, n, topic, partition);
+	int64_t		low,
+				high;
+
+	if (db_position < 0)
+	{
+		*source = positions_topic_known(positions, n, topic) ?
+			POSITIONS_FROM_EARLIEST : POSITIONS_FROM_KAFKA;
+		*offset = *source == POSITIONS_FROM_EARLIEST ?
+			RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_INVALID;
+		return 0;
+	}
+	if (kafka_watermarks(app->kc, topic, partition, &low, &high) != 0)
+		return -1;
+	*source = POSITIONS_FROM_DATABASE;
+	*offset = db_position;
+	if (db_position < low || db_position > high)
+	{
+		*source = POSITIONS_FROM_EARLIEST;
+		*offset = positions_out_of_range(app, topic, partition, db_position,
+										 low, high);
+	}
+	return 0;
+}
+
+/*
+ * positions_log_start
+ *		One line per partition started: where, and why there.
+ */
+static void
+positions_log_start(const char *topic, int32_t partition, int64_t offset,
+					positions_source source)
+{
+	log_line	line;
+
+	log_begin(&line, LOG_INFO, "start_position");
+	log_kv_str(&line, "topic", topic);
+	log_kv_int(&line, "partition", partition);
+	if (offset >= 0)
+		log_kv_int(&line, "offset", offset);
+	else
+		log_kv_str(&line, "offset", offset == RD_KAFKA_OFFSET_BEGINNING ?
+				   "earliest" : "committed");
+	log_kv_str(&line, "source", positions_source_names[source]);
+	log_end(&line);
+}
+
+/*
+ * positions_read
+ *		The group's positions from the database; on failure the reason is
+ *		logged once per run of failures, and a configuration error marks
+ *		the feeder for exit 3.
+ */
+static db_error_class
+positions_read(feeder_app *app, db_position **positions, int *n, db_error *err)
+{
+	db_error_class cls = db_read_positions(app->db, positions, n, err);
+
+	if (cls == DB_ERR_NONE)
+	{
+		app->positions_failing = 0;
+		return cls;
+	}
+	if (cls == DB_ERR_FATAL)
+	{
+		deliver_log_fatal(err);
+		app->db_config_error = 1;
+	}
+	else if (!app->positions_failing)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_WARNING, "positions_unavailable");
+		if (err->sqlstate[0])
+			log_kv_str(&line, "sqlstate", err->sqlstate);
+		log_kv_str(&line, "error", err->message);
+		log_kv_str(&line, "action", "partitions wait, paused, until the database answers");
+		log_end(&line);
+	}
+	app->positions_failing = 1;
+	return cls;
+}
+
+/*
+ * positions_on_assign
+ *		kafka_start_fn: fill the start offset of each newly assigned
+ *		partition from the database's positions.  -1 when the database or
+ *		Kafka could not be asked: the partitions then wait, paused.
+ */
+int
+positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts)
+{
+	feeder_app *app = arg;
+	db_position *positions;
+	int			n,
+				i;
+	db_error	err;
+
+	if (positions_read(app, &positions, &n, &err) != DB_ERR_NONE)
+		return -1;
+	for (i = 0; i < parts->cnt; i++)
+	{
+		rd_kafka_topic_partition_t *p = &parts->elems[i];
+		positions_source source;
+
+		if (positions_choose(app, positions, n, p->topic, p->partition,
+							 &p->offset, &source) != 0 || app->positions_fatal)
+		{
+			db_free_positions(positions, n);
+			for (i = 0; i < parts->cnt; i++)
+				parts->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
+			return -1;
+		}
+		positions_log_start(p->topic, p->partition, p->offset, source);
+	}
+	db_free_positions(positions, n);
+	return 0;
+}
+
+/*
+ * positions_needed
+ *		Whether positions_reconcile must run before the next batch: a
+ *		partition waits for its start, or the database session is not the
+ *		one whose positions were last checked (or there is none yet).
+ */
+int
+positions_needed(const feeder_app *app)
+{
+	return kafka_waiting_start(app->kc) > 0 || !db_connected(app->db) ||
+		db_session(app->db) != app->positions_session;
+}
+
+/*
+ * positions_catch_up
+ *		A partition held while the database is behind what this feeder had
+ *		committed there: log it, count the offsets to read again, and seek
+ *		back (to the earliest offset when the database has no position).
+ *		-1 when Kafka could not be asked or the seek failed.
+ */
+static int
+positions_catch_up(feeder_app *app, const kafka_assigned_partition *a,
+				   int64_t db_position)
+{
+	int64_t		low,
+				high,
+				target = db_position;
+	log_line	line;
+
+	if (kafka_watermarks(app->kc, a->topic, a->partition, &low, &high) != 0)
+		return -1;
+	if (db_position < 0)
+		target = low;
+	else if (db_position < low || db_position > high)
+		target = positions_out_of_range(app, a->topic, a->partition,
+										db_position, low, high);
+	if (app->positions_fatal)
+		return 0;
+
+	log_begin(&line, LOG_WARNING, "positions_behind");
+	log_kv_str(&line, "topic", a->topic);
+	log_kv_int(&line, "partition", a->partition);
+	if (db_position >= 0)
+		log_kv_int(&line, "db_position", db_position);
+	else
+		log_kv_str(&line, "db_position", "none");
+	log_kv_int(&line, "consumer_position", a->db_next);
+	log_kv_int(&line, "gap", a->db_next - target);
+	log_kv_int(&line, "restart_at", target);
+	log_kv_str(&line, "action", "reading the lost events again from Kafka");
+	log_end(&line);
+	if (a->db_next > target)
+		app->stats.positions_behind += (uint64_t) (a->db_next - target);
+	return kafka_start_partition(app->kc, a->topic, a->partition, target);
+}
+
+/*
+ * positions_reconcile
+ *		Check the database's positions against the partitions held (see the
+ *		file header), start the partitions waiting for a start, and remember
+ *		the session checked.  DB_ERR_NONE when done; otherwise err says why
+ *		and the caller retries later (nothing is sent meanwhile).  Held
+ *		messages of restarted partitions are dropped by the caller's next
+ *		prune (loop_prune_revoked).
+ */
+db_error_class
+positions_reconcile(feeder_app *app, db_error *err)
+{
+	db_position *positions;
+	kafka_assigned_partition *held;
+	int			n,
+				nheld,
+				i,
+				failed = 0;
+	db_error_class cls;
+
+	cls = positions_read(app, &positions, &n, err);
+	if (cls != DB_ERR_NONE)
+		return cls;
+	nheld = kafka_assigned(app->kc, &held);
+	for (i = 0; i < nheld && !app->positions_fatal; i++)
+	{
+		const kafka_assigned_partition *a = &held[i];
+
+		if (a->waiting_start)
+		{
+			int64_t		offset;
+			positions_source source;
+
+			if (positions_choose(app, positions, n, a->topic, a->partition,
+								 &offset, &source) != 0 ||
+				app->positions_fatal ||
+				kafka_start_partition(app->kc, a->topic, a->partition, offset) != 0)
+			{
+				failed = 1;
+				continue;
+			}
+			positions_log_start(a->topic, a->partition, offset, source);
+		}
+		else if (a->db_next >= 0)
+		{
+			int64_t		db_position = positions_find(positions, n, a->topic,
+													 a->partition);
+
+			if (db_position < a->db_next &&
+				positions_catch_up(app, a, db_position) != 0)
+				failed = 1;
+		}
+	}
+	free(held);
+	db_free_positions(positions, n);
+	if (nheld < 0 || failed)
+	{
+		memset(err, 0, sizeof(*err));
+		err->cls = DB_ERR_TRANSIENT;
+		err->step = "positions";
+		snprintf(err->message, sizeof(err->message), "%s",
+				 "could not read a partition's offsets from Kafka or seek it");
+		return err->cls;
+	}
+	if (!app->positions_fatal)
+		app->positions_session = db_session(app->db);
+	return DB_ERR_NONE;
+}

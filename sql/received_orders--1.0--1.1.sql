@@ -1,0 +1,228 @@
+-- received_orders--1.0--1.1.sql — update from 1.0 to 1.1: PostgreSQL keeps
+-- the consumed positions.
+--
+-- The next offset of each (consumer group, topic, partition) is written by the
+-- batch function in the batch's own transaction, so the database is the
+-- authority on positions as it is on uniqueness: after a restore, a
+-- point-in-time recovery or a failover to an asynchronous standby, the feeder
+-- re-reads from Kafka what the database lost instead of losing it.
+--
+-- New objects: the outcome label 'skipped', the table
+-- received_orders_positions, the batch function's overload with a consumer
+-- group, consumer_positions() to read a group's positions, restart_position()
+-- for a feeder that accepted a lost partition, and set_consumer_position() /
+-- forget_consumer_positions() for operators.
+-- The 1.0 functions keep their signatures, behaviour and grants.
+--
+-- After the update, the feeder's role needs EXECUTE on the three new functions
+-- it calls (the 1.0 grant on the old batch function does not carry over):
+--   GRANT EXECUTE ON FUNCTION
+--     received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]),
+--     received_orders.consumer_positions(text),
+--     received_orders.restart_position(text, text, integer, bigint, bigint)
+--   TO feeder;
+
+\echo Use "ALTER EXTENSION received_orders UPDATE TO '1.1'" to load this file. \quit
+
+-- A message the caller acknowledges without materializing it (a tombstone):
+-- only its position is recorded.
+ALTER TYPE received_orders.materialize_outcome ADD VALUE 'skipped';
+
+CREATE TABLE received_orders.received_orders_positions (
+	consumer_group text NOT NULL,
+	kafka_topic text NOT NULL,
+	kafka_partition integer NOT NULL,
+	next_offset bigint NOT NULL,
+	updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	CONSTRAINT received_orders_positions_pkey
+		PRIMARY KEY (consumer_group, kafka_topic, kafka_partition),
+	CONSTRAINT received_orders_positions_group_check
+		CHECK (consumer_group OPERATOR(pg_catalog.<>) ''),
+	CONSTRAINT received_orders_positions_topic_check
+		CHECK (kafka_topic OPERATOR(pg_catalog.<>) ''),
+	CONSTRAINT received_orders_positions_partition_check
+		CHECK (kafka_partition OPERATOR(pg_catalog.>=) 0),
+	CONSTRAINT received_orders_positions_offset_check
+		CHECK (next_offset OPERATOR(pg_catalog.>=) 0)
+);
+
+COMMENT ON TABLE received_orders.received_orders_positions IS
+	'Next Kafka offset to read per consumer group, topic and partition, written in the transaction of the batch that consumed up to it';
+
+SELECT pg_catalog.pg_extension_config_dump('received_orders.received_orders_positions', '');
+
+REVOKE ALL ON received_orders.received_orders_positions FROM PUBLIC;
+
+CREATE FUNCTION received_orders.materialize_orders(
+	consumer_group text,
+	kafka_values bytea[],
+	kafka_topics text[],
+	kafka_partitions integer[],
+	kafka_offsets bigint[],
+	kafka_keys bytea[] DEFAULT NULL)
+RETURNS TABLE (
+	"position" integer,
+	order_id uuid,
+	outcome received_orders.materialize_outcome,
+	sqlstate text,
+	message text)
+AS 'MODULE_PATHNAME', 'materialize_orders_for_group'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+ROWS 1000;
+
+REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]) IS
+	'Materialize a batch of Kafka messages of a consumer group and record, in the same transaction, the next offset of each partition (never backwards); a NULL value is skipped';
+
+CREATE FUNCTION received_orders.consumer_positions(consumer_group text)
+RETURNS TABLE (
+	kafka_topic text,
+	kafka_partition integer,
+	next_offset bigint,
+	updated_at timestamptz)
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT p.kafka_topic, p.kafka_partition, p.next_offset, p.updated_at
+	  FROM received_orders.received_orders_positions p
+	 WHERE p.consumer_group OPERATOR(pg_catalog.=) consumer_positions.consumer_group
+	 ORDER BY p.kafka_topic, p.kafka_partition;
+END;
+
+REVOKE EXECUTE ON FUNCTION received_orders.consumer_positions(text) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.consumer_positions(text) IS
+	'The next offset to read of every partition a consumer group has materialized, as the database knows it';
+
+-- A feeder that accepted the loss of a partition whose position lies beyond
+-- its end (the topic was re-created: --accept-position-loss) restarts it at
+-- the earliest offset; batches never move a position backwards, so it moves
+-- the position back itself, only from the value it saw (compare and set):
+-- otherwise, once the new topic grew past the old position, a later start
+-- would skip everything in between.
+CREATE FUNCTION received_orders.restart_position(
+	consumer_group text,
+	kafka_topic text,
+	kafka_partition integer,
+	from_offset bigint,
+	to_offset bigint)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF consumer_group IS NULL OR kafka_topic IS NULL OR kafka_partition IS NULL
+	   OR from_offset IS NULL OR to_offset IS NULL THEN
+		RAISE EXCEPTION 'consumer_group, kafka_topic, kafka_partition, from_offset and to_offset must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF to_offset OPERATOR(pg_catalog.<) 0 OR to_offset OPERATOR(pg_catalog.>=) from_offset THEN
+		RAISE EXCEPTION 'a position can only be restarted backwards, not from % to %',
+			from_offset, to_offset
+			USING ERRCODE = 'invalid_parameter_value',
+			      HINT = 'Batches move positions forwards; set_consumer_position moves them anywhere.';
+	END IF;
+
+	UPDATE received_orders.received_orders_positions p
+	   SET next_offset = restart_position.to_offset, updated_at = pg_catalog.now()
+	 WHERE p.consumer_group OPERATOR(pg_catalog.=) restart_position.consumer_group
+	   AND p.kafka_topic OPERATOR(pg_catalog.=) restart_position.kafka_topic
+	   AND p.kafka_partition OPERATOR(pg_catalog.=) restart_position.kafka_partition
+	   AND p.next_offset OPERATOR(pg_catalog.=) restart_position.from_offset;
+	RETURN FOUND;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.restart_position(text, text, integer, bigint, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.restart_position(text, text, integer, bigint, bigint) IS
+	'Move a consumer group''s position back from from_offset (only if it still is) to to_offset: a feeder accepting the loss of a re-created topic';
+
+-- Operators' tools: EXECUTE stays with the owner (a superuser) unless a DBA
+-- grants it; the feeder's role never needs them.  Moving a position while a
+-- member of the group runs is undone by its next batch: stop the group first.
+CREATE FUNCTION received_orders.set_consumer_position(
+	consumer_group text,
+	kafka_topic text,
+	kafka_partition integer,
+	next_offset bigint)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	previous bigint;
+BEGIN
+	IF consumer_group IS NULL OR kafka_topic IS NULL OR kafka_partition IS NULL
+	   OR next_offset IS NULL THEN
+		RAISE EXCEPTION 'consumer_group, kafka_topic, kafka_partition and next_offset must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF consumer_group OPERATOR(pg_catalog.=) '' OR kafka_topic OPERATOR(pg_catalog.=) ''
+	   OR kafka_partition OPERATOR(pg_catalog.<) 0 OR next_offset OPERATOR(pg_catalog.<) 0 THEN
+		RAISE EXCEPTION 'invalid position %/% [%] @%', consumer_group, kafka_topic,
+			kafka_partition, next_offset
+			USING ERRCODE = 'invalid_parameter_value',
+			      HINT = 'The group and topic must not be empty; partition and offset must not be negative.';
+	END IF;
+
+	SELECT p.next_offset INTO previous
+	  FROM received_orders.received_orders_positions p
+	 WHERE p.consumer_group OPERATOR(pg_catalog.=) set_consumer_position.consumer_group
+	   AND p.kafka_topic OPERATOR(pg_catalog.=) set_consumer_position.kafka_topic
+	   AND p.kafka_partition OPERATOR(pg_catalog.=) set_consumer_position.kafka_partition
+	   FOR UPDATE;
+
+	INSERT INTO received_orders.received_orders_positions AS p
+		(consumer_group, kafka_topic, kafka_partition, next_offset)
+	VALUES (set_consumer_position.consumer_group, set_consumer_position.kafka_topic,
+	        set_consumer_position.kafka_partition, set_consumer_position.next_offset)
+	ON CONFLICT ON CONSTRAINT received_orders_positions_pkey
+	DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = pg_catalog.now();
+
+	RAISE NOTICE 'position of group "%" on % [%] moved from % to %', consumer_group,
+		kafka_topic, kafka_partition, coalesce(previous::text, 'none'), next_offset;
+	RETURN previous;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.set_consumer_position(text, text, integer, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.set_consumer_position(text, text, integer, bigint) IS
+	'Move a consumer group''s position on one partition (forwards or backwards); returns the previous next_offset, NULL if none';
+
+CREATE FUNCTION received_orders.forget_consumer_positions(
+	consumer_group text,
+	kafka_topic text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	forgotten bigint;
+BEGIN
+	IF consumer_group IS NULL THEN
+		RAISE EXCEPTION 'consumer_group must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+
+	DELETE FROM received_orders.received_orders_positions p
+	 WHERE p.consumer_group OPERATOR(pg_catalog.=) forget_consumer_positions.consumer_group
+	   AND (forget_consumer_positions.kafka_topic IS NULL
+	        OR p.kafka_topic OPERATOR(pg_catalog.=) forget_consumer_positions.kafka_topic);
+	GET DIAGNOSTICS forgotten = ROW_COUNT;
+	RETURN forgotten;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.forget_consumer_positions(text, text) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.forget_consumer_positions(text, text) IS
+	'Forget a consumer group''s positions (of one topic, or all); returns how many were removed';
