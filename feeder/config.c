@@ -389,8 +389,26 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 }
 
 /*
+ * config_refused_value
+ *		Why a librdkafka property may not take this value, or NULL when it
+ *		may.  auto.offset.reset to the end would start every partition the
+ *		group has no offset for (a new partition, a new group) after the
+ *		messages already in it: they would never be materialized.
+ */
+static const char *
+config_refused_value(const char *key, const char *value)
+{
+	if (strcmp(key, "auto.offset.reset") == 0 &&
+		(strcmp(value, "latest") == 0 || strcmp(value, "largest") == 0 ||
+		 strcmp(value, "end") == 0))
+		return "it would skip the messages already in a partition the group has no offset for, which would then never be materialized; use earliest (the default) or error";
+	return NULL;
+}
+
+/*
  * config_add_prop
- *		Record a librdkafka property, refusing the pinned ones.
+ *		Record a librdkafka property, refusing the pinned ones and the
+ *		values that would lose messages.
  */
 static config_result
 config_add_prop(feeder_config *cfg, const char *key, const char *value,
@@ -404,6 +422,9 @@ config_add_prop(feeder_config *cfg, const char *key, const char *value,
 	if ((reason = config_refused_reason(key)) != NULL)
 		return config_error(err, errlen, "%s: property \"%s\" cannot be set: %s",
 							where, key, reason);
+	if ((reason = config_refused_value(key, value)) != NULL)
+		return config_error(err, errlen, "%s: %s=%s is refused: %s",
+							where, key, value, reason);
 	cfg->props = realloc(cfg->props, sizeof(config_prop) * (cfg->nprops + 1));
 	if (cfg->props == NULL)
 		return config_error(err, errlen, "out of memory");
@@ -780,7 +801,8 @@ config_usage(FILE *out)
 		  "                          auto.commit.enable, offset.store.method, isolation.level\n"
 		  "                          (pinned by the delivery contract), group.id (--group),\n"
 		  "                          bootstrap.servers, metadata.broker.list (--brokers).\n"
-		  "                          auto.offset.reset defaults to earliest.\n"
+		  "                          auto.offset.reset defaults to earliest; latest (largest,\n"
+		  "                          end) is refused: it would skip messages.\n"
 		  "  -F FILE                 read settings from FILE: KEY=VALUE lines, # comments;\n"
 		  "                          KEY is a long option name above (without --) or a\n"
 		  "                          librdkafka property. Command line > file > environment.\n"
@@ -788,8 +810,9 @@ config_usage(FILE *out)
 		  "  -V, --version           show the version and exit\n"
 		  "\n"
 		  "Logs: key=value lines on stderr (ts, level, event, ...); passwords are redacted.\n"
-		  "SIGTERM/SIGINT: finish the batch in flight, commit offsets, leave the group,\n"
-		  "exit 0; a second signal exits at once with status 1.\n"
+		  "SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM: finish the batch in flight,\n"
+		  "commit offsets, leave the group, exit 0; a second signal exits at once with\n"
+		  "status 1.\n"
 		  "\n"
 		  "Exit status: 0 clean shutdown, 1 runtime failure, 2 bad arguments,\n"
 		  "3 database configuration or permission error, 4 Kafka configuration or fatal\n"

@@ -33,36 +33,76 @@
 volatile sig_atomic_t feeder_stop = 0;
 
 /*
+ * The signals whose default action would end the process without the
+ * orderly shutdown (committed offsets, a clean group leave): each stops the
+ * feeder as SIGTERM does.  SIGQUIT keeps its default (a core dump for a
+ * developer); SIGKILL and SIGSTOP cannot be caught.
+ */
+static const int feeder_stop_signals[] = {
+	SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF
+};
+
+/*
  * feeder_signal_handler
- *		SIGTERM/SIGINT: the first asks the loop to stop; the second exits at
- *		once (only async-signal-safe calls here).
+ *		A stop signal: the first asks the loop to stop (and names itself in
+ *		feeder_stop); the second exits at once (only async-signal-safe calls
+ *		here).
  */
 static void
 feeder_signal_handler(int signo)
 {
-	(void) signo;
 	if (feeder_stop)
 		_exit(FEEDER_EXIT_RUNTIME);
-	feeder_stop = 1;
+	feeder_stop = signo;
 }
 
 /*
  * feeder_install_signals
- *		Handlers for SIGTERM and SIGINT; SIGPIPE ignored (a dead database
+ *		Handlers for the stop signals; SIGPIPE ignored (a dead database
  *		socket is an error result, not a reason to die).
  */
 static void
 feeder_install_signals(void)
 {
 	struct sigaction sa;
+	size_t		i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = feeder_signal_handler;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	for (i = 0; i < sizeof(feeder_stop_signals) / sizeof(feeder_stop_signals[0]); i++)
+		sigaction(feeder_stop_signals[i], &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/*
+ * feeder_signal_name
+ *		"SIGHUP" and the like, for the stopping line.
+ */
+static const char *
+feeder_signal_name(int signo)
+{
+	switch (signo)
+	{
+		case SIGTERM:
+			return "SIGTERM";
+		case SIGINT:
+			return "SIGINT";
+		case SIGHUP:
+			return "SIGHUP";
+		case SIGUSR1:
+			return "SIGUSR1";
+		case SIGUSR2:
+			return "SIGUSR2";
+		case SIGALRM:
+			return "SIGALRM";
+		case SIGVTALRM:
+			return "SIGVTALRM";
+		case SIGPROF:
+			return "SIGPROF";
+	}
+	return "none";
 }
 
 /*
@@ -255,12 +295,22 @@ main(int argc, char **argv)
 
 	rc = loop_run(&app);
 	metrics_set_phase(METRICS_STOPPING);
+	if (feeder_stop)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_INFO, "signal_received");
+		log_kv_str(&line, "signal", feeder_signal_name(feeder_stop));
+		log_kv_str(&line, "action", "orderly shutdown: offsets of committed batches committed, group left");
+		log_end(&line);
+	}
 
 	{
 		log_line	line;
 
 		log_begin(&line, LOG_INFO, "stopping");
 		log_kv_int(&line, "exit_code", rc);
+		log_kv_str(&line, "signal", feeder_signal_name(feeder_stop));
 		log_kv_uint(&line, "unacknowledged_held", queue_length(&app.pending));
 		log_end(&line);
 	}

@@ -226,6 +226,46 @@ test_property_refusal(void **state)
 	config_free(&cfg);
 }
 
+/*
+ * auto.offset.reset to the end is refused wherever it is given (issue 9,
+ * defect 7: it silently skipped new partitions); the other values pass.
+ */
+static void
+test_offset_reset_latest_refused(void **state)
+{
+	feeder_config cfg;
+	char		err[512];
+	const char *const refused[] = {"latest", "largest", "end"};
+	const char *const allowed[] = {"earliest", "smallest", "beginning", "error"};
+	char		prop[64];
+	char	   *path;
+	size_t		i;
+
+	(void) state;
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+	{
+		snprintf(prop, sizeof(prop), "auto.offset.reset=%s", refused[i]);
+		assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-X", prop),
+						 CONFIG_ERROR);
+		assert_non_null(strstr(err, "auto.offset.reset"));
+		assert_non_null(strstr(err, "skip"));
+		config_free(&cfg);
+	}
+	for (i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+	{
+		snprintf(prop, sizeof(prop), "auto.offset.reset=%s", allowed[i]);
+		assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-X", prop),
+						 CONFIG_OK);
+		config_free(&cfg);
+	}
+	path = write_file("auto.offset.reset=latest\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, path));
+	config_free(&cfg);
+	unlink(path);
+}
+
 /* A -F file: options, librdkafka properties, comments, blanks. */
 static void
 test_file(void **state)
@@ -467,6 +507,7 @@ main(void)
 		cmocka_unit_test_setup(test_bad_arguments, clear_env),
 		cmocka_unit_test_setup(test_help_version, clear_env),
 		cmocka_unit_test_setup(test_property_refusal, clear_env),
+		cmocka_unit_test_setup(test_offset_reset_latest_refused, clear_env),
 		cmocka_unit_test_setup(test_file, clear_env),
 		cmocka_unit_test_setup(test_file_precedence, clear_env),
 		cmocka_unit_test_setup(test_file_errors, clear_env),

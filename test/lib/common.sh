@@ -56,9 +56,13 @@ ro_wait_until() {
 	"$@"
 }
 
-# ro_feeder_bin — the feeder binary: the one built in the tree, else PATH's
+# ro_feeder_bin — the feeder binary: $RO_FEEDER_BIN when set (another build,
+# e.g. to show that a test fails on an older release), else the one built in
+# the tree, else PATH's
 ro_feeder_bin() {
-	if [[ -x $RO_ROOT/feeder/received-orders-feeder ]]; then
+	if [[ -n ${RO_FEEDER_BIN:-} ]]; then
+		printf '%s\n' "$RO_FEEDER_BIN"
+	elif [[ -x $RO_ROOT/feeder/received-orders-feeder ]]; then
 		printf '%s\n' "$RO_ROOT/feeder/received-orders-feeder"
 	else
 		command -v received-orders-feeder || printf '%s\n' received-orders-feeder
