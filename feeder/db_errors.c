@@ -9,7 +9,9 @@
  * 40P01 deadlock, class 53 (insufficient resources), 55P03 lock not
  * available, 57014 query canceled, 57P01..57P05 (shutdown, crash, cannot
  * connect now, database dropped, idle session timeout), 25006 read-only
- * transaction (we reached a standby; a reconnect may reach the primary).
+ * transaction (we reached a standby or a fenced primary: deliver.c drops
+ * the connection at once, so the retry reconnects and, with a multi-host
+ * DSN, may reach the primary).
  *
  * Fatal, exit 3 with a hint: class 28 (authorization), 3D000 (database
  * does not exist), 3F000 (schema missing: extension not installed), class

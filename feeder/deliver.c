@@ -30,6 +30,9 @@
 #include "log.h"
 #include "metrics.h"
 
+/* Consecutive failures of one batch after which its connection is dropped. */
+#define DELIVER_RECONNECT_AFTER 3
+
 /*
  * deliver_seconds
  *		Monotonic clock in seconds, for the batch duration histogram.
@@ -145,6 +148,33 @@ deliver_report(feeder_app *app, const db_row *rows, int nrows)
 }
 
 /*
+ * deliver_maybe_reconnect
+ *		Drop a connection that a retry on it would not cure, so that the
+ *		next attempt opens a new session (with a multi-host DSN and
+ *		target_session_attrs=read-write, possibly on another host): at once
+ *		after 25006 (a read-only session: a standby, or a fenced old
+ *		primary), and after every DELIVER_RECONNECT_AFTER consecutive
+ *		failures of any class.
+ */
+static void
+deliver_maybe_reconnect(feeder_app *app, const db_error *err, int failures)
+{
+	int			read_only = strcmp(err->sqlstate, "25006") == 0;
+	log_line	line;
+
+	if (!db_connected(app->db) ||
+		(!read_only && failures % DELIVER_RECONNECT_AFTER != 0))
+		return;
+	db_disconnect(app->db);
+	log_begin(&line, LOG_WARNING, "db_reconnecting");
+	log_kv_str(&line, "reason", read_only ?
+			   "the session is read-only (a standby or a fenced primary): another may reach the primary" :
+			   "the batch failed repeatedly on this connection");
+	log_kv_int(&line, "failures", failures);
+	log_end(&line);
+}
+
+/*
  * deliver_batch
  *		Run app->batch through the database until it commits, then
  *		acknowledge it.  See the file header for the error paths.  The
@@ -254,6 +284,7 @@ deliver_batch(feeder_app *app)
 		delay = backoff_delay_ms(&app->backoff, attempt, backoff_random());
 		deliver_log_retry(app, &err, attempt, delay);
 		attempt++;
+		deliver_maybe_reconnect(app, &err, attempt);
 		kafka_pause(app->kc);
 		loop_wait(app, delay);
 		if (kafka_fatal(app->kc))
