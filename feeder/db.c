@@ -26,6 +26,8 @@
  *
  * Each new connection is checked first (db_privileges.c): schema, USAGE,
  * function and EXECUTE, so that a misconfigured feeder stops at once.
+ * Behind a pooler in transaction mode the prepared statement can vanish
+ * (26000): the statement is then sent unprepared with every batch.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,6 +47,10 @@
 	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
 	"$3::text[], $4::int4[], $5::int8[], $6::bytea[])"
 #define DB_NARRAYS 5
+static const Oid db_param_types[] = {
+	PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
+	PGARRAY_INT4ARRAYOID, PGARRAY_INT8ARRAYOID, PGARRAY_BYTEAARRAYOID
+};
 #define DB_NPARAMS (1 + DB_NARRAYS)		/* the group, then the arrays */
 
 #define DB_RESTART_SQL \
@@ -59,7 +65,8 @@ struct db_conn
 	PGconn	   *conn;
 	char	   *dsn;
 	char	   *group;			/* the consumer group, first parameter */
-	int			prepared;
+	int			prepared;		/* ready: statement prepared (or not needed) */
+	int			unprepared;		/* a pooler lost it once: send it unprepared */
 	uint64_t	sessions;		/* connections made so far */
 	pgarray		arrays[DB_NARRAYS];
 	int		   *db_to_msg;		/* database element -> batch index */
@@ -133,6 +140,47 @@ db_copy_message(db_error *err, const char *msg)
 	n = strlen(err->message);
 	while (n > 0 && (err->message[n - 1] == '\n' || err->message[n - 1] == ' '))
 		err->message[--n] = '\0';
+}
+
+/*
+ * db_copy_connect_message
+ *		Copy a verbose connection failure message into err as one line:
+ *		its LOCATION lines dropped, the other lines joined with "; ".
+ */
+static void
+db_copy_connect_message(db_error *err, const char *msg)
+{
+	char		buf[sizeof(err->message)];
+	size_t		off = 0;
+	const char *line = msg ? msg : "";
+
+	buf[0] = '\0';
+	while (*line && off + 1 < sizeof(buf))
+	{
+		const char *end = strchr(line, '\n');
+		size_t		len = end ? (size_t) (end - line) : strlen(line);
+
+		while (len > 0 && (*line == '\t' || *line == ' '))
+		{
+			line++;
+			len--;
+		}
+		if (len > 0 && strncmp(line, "LOCATION:", 9) != 0)
+		{
+			int			n = snprintf(buf + off, sizeof(buf) - off, "%s%.*s",
+									 off ? "; " : "", (int) len, line);
+
+			if (n < 0)
+				break;
+			off += (size_t) n;
+			if (off >= sizeof(buf))
+				off = sizeof(buf) - 1;
+		}
+		if (end == NULL)
+			break;
+		line = end + 1;
+	}
+	db_copy_message(err, buf);
 }
 
 /*
@@ -215,11 +263,6 @@ db_connect(db_conn *db, db_error *err)
 	const char *values[4];
 	int			n = 0;
 	PGresult   *res;
-	const Oid	types[DB_NPARAMS] = {
-		PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
-		PGARRAY_INT4ARRAYOID, PGARRAY_INT8ARRAYOID, PGARRAY_BYTEAARRAYOID
-	};
-
 	memset(err, 0, sizeof(*err));
 	db_disconnect(db);
 
@@ -238,19 +281,29 @@ db_connect(db_conn *db, db_error *err)
 	keywords[n] = NULL;
 	values[n] = NULL;
 
-	db->conn = PQconnectdbParams(keywords, values, 1);
+	/*
+	 * Started without blocking only to set the verbose error mode, whose
+	 * messages carry the server's SQLSTATE; PQreset then connects as
+	 * PQconnectdbParams would (connect_timeout, every host of the DSN).
+	 */
+	db->conn = PQconnectStartParams(keywords, values, 1);
+	if (db->conn != NULL && PQstatus(db->conn) != CONNECTION_BAD)
+	{
+		PQsetErrorVerbosity(db->conn, PQERRORS_VERBOSE);
+		PQreset(db->conn);
+	}
 	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK)
 	{
-		const char *sqlstate;
-
 		err->step = "connect";
-		db_copy_message(err, db->conn ? PQerrorMessage(db->conn) : "out of memory");
-		sqlstate = db_classify_connect_failure(err->message);
-		snprintf(err->sqlstate, sizeof(err->sqlstate), "%s", sqlstate ? sqlstate : "");
-		err->cls = sqlstate ? DB_ERR_FATAL : DB_ERR_TRANSIENT;
+		db_copy_connect_message(err, db->conn ? PQerrorMessage(db->conn) : "out of memory");
+		db_connect_sqlstate(db->conn ? PQerrorMessage(db->conn) : NULL, err->sqlstate);
+		err->cls = db_classify_connect(err->sqlstate,
+									   db->conn && PQconnectionNeedsPassword(db->conn),
+									   db->sessions == 0);
 		db_disconnect(db);
 		return err->cls;
 	}
+	PQsetErrorVerbosity(db->conn, PQERRORS_DEFAULT);
 	PQsetNoticeProcessor(db->conn, db_notice_processor, NULL);
 
 	if (db_check_privileges(db->conn, err) != DB_ERR_NONE)
@@ -259,15 +312,19 @@ db_connect(db_conn *db, db_error *err)
 		return err->cls;
 	}
 
-	res = PQprepare(db->conn, DB_STMT_NAME, DB_STMT_SQL, DB_NPARAMS, types);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	if (!db->unprepared)
 	{
-		db_fill_error(db->conn, res, "prepare", err);
+		res = PQprepare(db->conn, DB_STMT_NAME, DB_STMT_SQL, DB_NPARAMS,
+						db_param_types);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		{
+			db_fill_error(db->conn, res, "prepare", err);
+			PQclear(res);
+			db_disconnect(db);
+			return err->cls;
+		}
 		PQclear(res);
-		db_disconnect(db);
-		return err->cls;
 	}
-	PQclear(res);
 	db->prepared = 1;
 	db->sessions++;
 	db->stats->db_connects++;
@@ -481,6 +538,28 @@ db_drop_if_lost(db_conn *db)
 }
 
 /*
+ * db_go_unprepared
+ *		26000 on the batch statement: the session lost the statement
+ *		prepared at connection, which happens behind a pooler in transaction
+ *		mode (pgbouncer hands each transaction another server session).
+ *		From now on the statement is sent unprepared with each batch (the
+ *		same parse, one round trip still); the failed batch is retried.
+ */
+static void
+db_go_unprepared(db_conn *db, db_error *err)
+{
+	log_line	line;
+
+	db->unprepared = 1;
+	err->cls = DB_ERR_TRANSIENT;
+	log_begin(&line, LOG_WARNING, "statement_unprepared");
+	log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_str(&line, "error", err->message);
+	log_kv_str(&line, "reason", "the prepared statement is gone: a pooler in transaction mode; sending it unprepared from now on");
+	log_end(&line);
+}
+
+/*
  * db_send_pipeline
  *		Queue BEGIN, the prepared EXECUTE and COMMIT, then the sync point,
  *		which flushes them all.  0 when sent; -1 with *stage set to the
@@ -496,7 +575,10 @@ db_send_pipeline(db_conn *db, const char *const *params, const int *lengths,
 		!PQsendQueryParams(db->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
 		return -1;
 	*stage = DB_STAGE_EXECUTE;
-	if (!PQsendQueryPrepared(db->conn, DB_STMT_NAME, DB_NPARAMS, params, lengths,
+	if (db->unprepared ?
+		!PQsendQueryParams(db->conn, DB_STMT_SQL, DB_NPARAMS, db_param_types,
+						   params, lengths, formats, 0) :
+		!PQsendQueryPrepared(db->conn, DB_STMT_NAME, DB_NPARAMS, params, lengths,
 							 formats, 0))
 		return -1;
 	*stage = DB_STAGE_COMMIT;
@@ -692,10 +774,22 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 
 	read_ok = db_read_pipeline(db, results) == 0;
 	cls = db_pipeline_outcome(db, results, err);
+	if (cls != DB_ERR_NONE && strcmp(err->sqlstate, "26000") == 0 && !db->unprepared)
+	{
+		db_go_unprepared(db, err);
+		cls = err->cls;
+	}
 	if (cls == DB_ERR_NONE && db_parse_rows(db, results[DB_STAGE_EXECUTE], n, err) != 0)
 	{
-		err->cls = cls = DB_ERR_OTHER;
+		/*
+		 * The batch committed, but its result is not the function's: the
+		 * extension and the feeder do not match.  Retrying would commit
+		 * again and again; nothing is acknowledged, the feeder stops.
+		 */
+		err->cls = cls = DB_ERR_FATAL;
 		err->step = db_stage_names[DB_STAGE_EXECUTE];
+		snprintf(err->hint, sizeof(err->hint), "%s",
+				 "the received_orders extension in this database does not match this feeder (the batch committed, its result could not be read, nothing was acknowledged): install the feeder's version and ALTER EXTENSION received_orders UPDATE");
 	}
 	if (cls != DB_ERR_NONE)
 	{

@@ -22,6 +22,11 @@
  * element errors itself, so logged as an error and retried with the same
  * backoff; never acknowledged.
  *
+ * A failed connection attempt has no result to read a SQLSTATE from: the
+ * feeder connects with libpq's verbose error messages, which carry the
+ * server's SQLSTATE in every language (db_connect_sqlstate), and classifies
+ * that with libpq's own state (db_classify_connect).
+ *
  * Retried failures are further sorted into a small fixed set of reasons
  * (db_retry_reason) for the retries_total{class=...} metric.
  *
@@ -115,54 +120,61 @@ db_retry_reason_name(db_retry_reason reason)
 }
 
 /*
- * db_classify_connect_failure
- *		libpq reports a failed connection attempt by message only, without
- *		the server's SQLSTATE.  Return the SQLSTATE a message stands for
- *		when it is a configuration problem that retrying will not fix
- *		(authentication, unknown role or database, CONNECT privilege, bad
- *		options), or NULL when it is worth retrying (refused, unreachable,
- *		starting up, shutting down, too many clients, timeouts, anything
- *		unknown).  The texts are PostgreSQL's and libpq's English messages;
- *		the feeder never calls setlocale, so libpq's own are English.
+ * db_connect_sqlstate
+ *		The SQLSTATE the server gave for a failed connection attempt, read
+ *		from libpq's message in verbose mode ("...failed: FATAL:  28P01:
+ *		password authentication failed..."): five digits or capitals after
+ *		the severity and its two spaces, whatever the language of the
+ *		message.  With several hosts the message has one part per host; the
+ *		last SQLSTATE counts.  out is "" when the server said nothing (the
+ *		connection was refused, timed out, or failed in libpq).
  */
-const char *
-db_classify_connect_failure(const char *message)
+void
+db_connect_sqlstate(const char *message, char out[6])
 {
-	static const struct
-	{
-		const char *pattern;
-		const char *sqlstate;
-	}			fatal[] = {
-		{"password authentication failed", "28P01"},
-		{"no password supplied", "28P01"},
-		{"authentication failed", "28000"},
-		{"no pg_hba.conf entry", "28000"},
-		{"is not permitted to log in", "28000"},
-		{"pg_hba.conf rejects connection", "28000"},
-		{"role \"", "28000"},	/* role "x" does not exist */
-		{"database \"", "3D000"},	/* database "x" does not exist */
-		{"permission denied for database", "42501"},
-		{"invalid connection option", "08P01"},
-		{"invalid URI", "08P01"},
-		{"invalid sslmode", "08P01"},
-		{"invalid integer value", "08P01"},
-	};
-	size_t		i;
+	const char *p;
 
-	if (message == NULL)
-		return NULL;
-	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+	out[0] = '\0';
+	for (p = message ? strstr(message, ":  ") : NULL; p; p = strstr(p + 1, ":  "))
 	{
-		if (strstr(message, fatal[i].pattern) == NULL)
-			continue;
-		/* role/database patterns only count with "does not exist" */
-		if ((strcmp(fatal[i].pattern, "role \"") == 0 ||
-			 strcmp(fatal[i].pattern, "database \"") == 0) &&
-			strstr(message, "does not exist") == NULL)
-			continue;
-		return fatal[i].sqlstate;
+		const char *c = p + 3;
+		int			k;
+
+		for (k = 0; k < 5; k++)
+			if (!((c[k] >= '0' && c[k] <= '9') || (c[k] >= 'A' && c[k] <= 'Z')))
+				break;
+		if (k == 5 && c[5] == ':')
+		{
+			memcpy(out, c, 5);
+			out[5] = '\0';
+		}
 	}
-	return NULL;
+}
+
+/*
+ * db_classify_connect
+ *		Class of a failed connection attempt, from the server's SQLSTATE and
+ *		libpq's state, never from the words of the message: authorization
+ *		(class 28, or a password libpq was asked for and did not have), an
+ *		unknown database (3D000) or no CONNECT privilege (42501) are
+ *		configuration errors at the process's first connection (exit 3 at
+ *		once: a typo shows at deployment); after the feeder has once
+ *		connected they are retried like other failures, but logged as errors
+ *		(DB_ERR_OTHER): a directory (LDAP) blip or a password rotation must
+ *		not end a running feeder.  Everything else (refused, unreachable,
+ *		starting up, too many clients, timeouts) is transient.
+ */
+db_error_class
+db_classify_connect(const char *sqlstate, int needs_password, int first)
+{
+	int			config = needs_password ||
+		(sqlstate != NULL &&
+		 (strncmp(sqlstate, "28", 2) == 0 || strcmp(sqlstate, "3D000") == 0 ||
+		  strcmp(sqlstate, "42501") == 0));
+
+	if (!config)
+		return DB_ERR_TRANSIENT;
+	return first ? DB_ERR_FATAL : DB_ERR_OTHER;
 }
 
 /*

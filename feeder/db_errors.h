@@ -36,7 +36,9 @@ typedef enum db_retry_reason
 extern db_error_class db_classify_sqlstate(const char *sqlstate);
 extern db_retry_reason db_retry_reason_of(const char *sqlstate, const char *step);
 extern const char *db_retry_reason_name(db_retry_reason reason);
-extern const char *db_classify_connect_failure(const char *message);
+extern void db_connect_sqlstate(const char *message, char out[6]);
+extern db_error_class db_classify_connect(const char *sqlstate, int needs_password,
+										  int first);
 extern const char *db_fatal_hint(const char *sqlstate);
 extern const char *db_error_class_name(db_error_class cls);
 

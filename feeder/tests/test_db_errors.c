@@ -69,32 +69,68 @@ test_other(void **state)
 		assert_int_equal(db_classify_sqlstate(codes[i]), DB_ERR_OTHER);
 }
 
-/* Connection failures: configuration ones are fatal, the rest retried. */
+/*
+ * Connection failures are classified by the server's SQLSTATE, read from
+ * libpq's verbose message in any language, and by libpq's state (issue 9,
+ * defect 6: English text matching made an LDAP blip fatal and missed every
+ * non-English message).
+ */
+static void
+test_connect_sqlstate(void **state)
+{
+	char		code[6];
+
+	(void) state;
+	db_connect_sqlstate("connection to server at \"db\" (10.0.0.1), port 5432 failed: FATAL:  28P01: password authentication failed for user \"feeder\"\nLOCATION:  auth_failed, auth.c:323\n", code);
+	assert_string_equal(code, "28P01");
+	/* German, as lc_messages = 'de_DE' words it: the code is the same */
+	db_connect_sqlstate("Verbindung zum Server auf Socket »/tmp/.s.PGSQL.5432« fehlgeschlagen: FATAL:  3D000: Datenbank »nodb« existiert nicht", code);
+	assert_string_equal(code, "3D000");
+	db_connect_sqlstate("FATAL:  28000: LDAP authentication failed for user \"feeder\"", code);
+	assert_string_equal(code, "28000");
+	/* several hosts: the last answer counts */
+	db_connect_sqlstate("connection to server at \"a\" failed: FATAL:  57P03: the database system is starting up\nconnection to server at \"b\" failed: FATAL:  53300: sorry, too many clients already\n", code);
+	assert_string_equal(code, "53300");
+	/* no answer from a server */
+	db_connect_sqlstate("connection to server at \"localhost\" (127.0.0.1), port 5432 failed: Connection refused", code);
+	assert_string_equal(code, "");
+	db_connect_sqlstate("timeout expired", code);
+	assert_string_equal(code, "");
+	db_connect_sqlstate("fe_sendauth: no password supplied", code);
+	assert_string_equal(code, "");
+	db_connect_sqlstate(NULL, code);
+	assert_string_equal(code, "");
+	/* a colon and two spaces not followed by a code */
+	db_connect_sqlstate("FATAL:  password: wrong", code);
+	assert_string_equal(code, "");
+}
+
+/*
+ * Configuration errors end the feeder at its first connection only; after
+ * it has run, they are retried (logged as errors), so a blip never ends it.
+ */
 static void
 test_connect_failures(void **state)
 {
-	(void) state;
-	assert_string_equal(db_classify_connect_failure(
-													"connection to server at \"db\" (10.0.0.1), port 5432 failed: FATAL:  password authentication failed for user \"feeder\""),
-						"28P01");
-	assert_string_equal(db_classify_connect_failure(
-													"FATAL:  no pg_hba.conf entry for host \"10.0.0.2\", user \"feeder\", database \"orders\", no encryption"),
-						"28000");
-	assert_string_equal(db_classify_connect_failure("FATAL:  role \"bob\" does not exist"), "28000");
-	assert_string_equal(db_classify_connect_failure("FATAL:  database \"nodb\" does not exist"), "3D000");
-	assert_string_equal(db_classify_connect_failure(
-													"FATAL:  permission denied for database \"orders\""), "42501");
-	assert_string_equal(db_classify_connect_failure("fe_sendauth: no password supplied"), "28P01");
+	static const char *const config[] = {"28P01", "28000", "3D000", "42501"};
+	static const char *const transient[] = {"57P03", "53300", "57P01", "08006", ""};
+	size_t		i;
 
-	assert_null(db_classify_connect_failure(
-											"connection to server at \"localhost\" (127.0.0.1), port 5432 failed: Connection refused"));
-	assert_null(db_classify_connect_failure("FATAL:  the database system is starting up"));
-	assert_null(db_classify_connect_failure("FATAL:  the database system is shutting down"));
-	assert_null(db_classify_connect_failure("FATAL:  sorry, too many clients already"));
-	assert_null(db_classify_connect_failure("timeout expired"));
-	assert_null(db_classify_connect_failure(
-											"connection to server on socket \"/tmp/.s.PGSQL.5432\" failed: No such file or directory"));
-	assert_null(db_classify_connect_failure(NULL));
+	(void) state;
+	for (i = 0; i < sizeof(config) / sizeof(config[0]); i++)
+	{
+		assert_int_equal(db_classify_connect(config[i], 0, 1), DB_ERR_FATAL);
+		assert_int_equal(db_classify_connect(config[i], 0, 0), DB_ERR_OTHER);
+	}
+	for (i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
+	{
+		assert_int_equal(db_classify_connect(transient[i], 0, 1), DB_ERR_TRANSIENT);
+		assert_int_equal(db_classify_connect(transient[i], 0, 0), DB_ERR_TRANSIENT);
+	}
+	/* libpq asked for a password it did not have */
+	assert_int_equal(db_classify_connect("", 1, 1), DB_ERR_FATAL);
+	assert_int_equal(db_classify_connect("", 1, 0), DB_ERR_OTHER);
+	assert_int_equal(db_classify_connect(NULL, 0, 1), DB_ERR_TRANSIENT);
 }
 
 /* Retry reasons: the bounded label set of retries_total. */
@@ -131,6 +167,7 @@ main(void)
 		cmocka_unit_test(test_transient),
 		cmocka_unit_test(test_fatal),
 		cmocka_unit_test(test_other),
+		cmocka_unit_test(test_connect_sqlstate),
 		cmocka_unit_test(test_connect_failures),
 		cmocka_unit_test(test_retry_reasons),
 	};
