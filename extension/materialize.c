@@ -18,7 +18,10 @@
  * the valid ones are inserted by halves, each half in a subtransaction, halving again where one
  * fails: the error is pinned on its element, which is quarantined, at a cost
  * of about 2 log2(n) subtransactions per bad element rather than n.
- * Transient errors are re-thrown: the caller retries the whole batch.
+ * Only errors an event's data can cause (classes 22 and 23, and 54 while
+ * parsing) are pinned on an element; any other error, transient or
+ * systemic, fails the whole call, so that the caller retries and alerts
+ * instead of quarantining every valid event.
  *
  * Given a consumer group (1.1), the batch function also records, in the
  * caller's transaction, the next offset of every (topic, partition) in the
@@ -96,6 +99,7 @@ typedef struct Batch
 typedef void (*BatchStep) (Batch *batch, BatchItem *item);
 
 static RoOutcome MaterializeOne(const RoEvent *event, text **stored);
+static void MaterializeNotStored(const pg_uuid_t *order_id);
 static char *MaterializeUuidText(const pg_uuid_t *uuid);
 static bool MaterializeSameReference(const text *a, const text *b);
 static void MaterializeConflictReport(int elevel, const RoEvent *event,
@@ -176,14 +180,36 @@ MaterializeOne(const RoEvent *event, text **stored)
 
 	*stored = RoStoreLookupReference(&event->order_id);
 	if (*stored == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("order %s was deleted while being materialized",
-						MaterializeUuidText(&event->order_id)),
-				 errhint("Retry the transaction.")));
+		MaterializeNotStored(&event->order_id);
 	if (MaterializeSameReference(*stored, event->external_reference))
 		return RO_OUTCOME_DUPLICATE;
 	return RO_OUTCOME_CONFLICT;
+}
+
+/*
+ * MaterializeNotStored
+ *		An insert wrote nothing, yet no row of that order_id is there.  With
+ *		a BEFORE INSERT row trigger or row level security on the table, that
+ *		is what suppressed it, on every retry: a permanent error naming the
+ *		cause (triggered_action_exception), never a retry loop.  Without
+ *		either, the row was deleted meanwhile by a concurrent transaction: a
+ *		retry succeeds (serialization_failure).
+ */
+static void
+MaterializeNotStored(const pg_uuid_t *order_id)
+{
+	if (RoStoreInsertsSuppressible())
+		ereport(ERROR,
+				(errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
+				 errmsg("order %s was not stored: the insert into %s.received_orders wrote no row",
+						MaterializeUuidText(order_id), RO_SCHEMA),
+				 errdetail("A BEFORE INSERT trigger on the table returned NULL, or row level security hid the row."),
+				 errhint("Fix or drop that trigger (or policy); received_orders must store every valid event.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("order %s was deleted while being materialized",
+					MaterializeUuidText(order_id)),
+			 errhint("Retry the transaction.")));
 }
 
 /*
@@ -493,7 +519,8 @@ BatchReject(BatchItem *item, int sqlerrcode, const char *message,
 /*
  * BatchTry
  *		Run a step in a subtransaction; on error, roll it back and return
- *		false, or re-throw a transient error.
+ *		false, or re-throw an error no event can cause (RoErrorIsEventCaused:
+ *		transient and systemic errors fail the whole call).
  *
  * With an item, a failed step rejects that item with the error.  Memory
  * allocated by the step stays in the caller's context either way.
@@ -526,7 +553,9 @@ BatchTry(BatchStep step, Batch *batch, BatchItem *item)
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
 
-		if (RoErrorIsTransient(edata->sqlerrcode))
+		if (!RoErrorIsEventCaused(edata->sqlerrcode,
+								  step == BatchParseItem ||
+								  step == BatchParseAndInsertAll))
 			ReThrowError(edata);
 		if (item != NULL)
 			BatchReject(item, edata->sqlerrcode, edata->message,
@@ -717,11 +746,7 @@ BatchResolveNotInserted(Batch *batch)
 		BatchItem  *item = waiting[w];
 
 		if (stored[w] == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("order %s was deleted while being materialized",
-							MaterializeUuidText(&item->event.order_id)),
-					 errhint("Retry the transaction.")));
+			MaterializeNotStored(&item->event.order_id);
 		item->state = BATCH_DECIDED;
 		if (MaterializeSameReference(stored[w], item->event.external_reference))
 			item->outcome = RO_OUTCOME_DUPLICATE;

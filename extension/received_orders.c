@@ -82,22 +82,23 @@ RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome)
 }
 
 /*
- * RoErrorIsTransient
- *		Whether an error must fail the whole batch so that the caller retries
- *		it, rather than be pinned on one element and quarantined.
- *
- * Serialization failures and deadlocks (class 40), lack of resources (53),
- * lock timeouts (55P03), cancels and shutdowns (57) and I/O failures (58) say
- * nothing about the event: the same event succeeds on a retry.
+ * RoErrorIsEventCaused
+ *		Whether an error can be pinned on the one element that raised it:
+ *		only what an event's own data can cause, data exceptions (class 22)
+ *		and integrity constraint violations (23), and, while parsing it,
+ *		program limits (54: too deep, too large).  Anything else (a dropped
+ *		index, corruption, an internal error, a feature not supported, a
+ *		trigger failing whatever the row) says nothing about the event:
+ *		pinning it would quarantine every valid event while the table
+ *		silently stops growing, so the whole call fails instead and the
+ *		caller retries and alerts.
  */
 bool
-RoErrorIsTransient(int sqlerrcode)
+RoErrorIsEventCaused(int sqlerrcode, bool parsing)
 {
 	int			category = ERRCODE_TO_CATEGORY(sqlerrcode);
 
-	return category == ERRCODE_TRANSACTION_ROLLBACK ||
-		category == ERRCODE_INSUFFICIENT_RESOURCES ||
-		category == ERRCODE_OPERATOR_INTERVENTION ||
-		category == ERRCODE_SYSTEM_ERROR ||
-		sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
+	return category == ERRCODE_DATA_EXCEPTION ||
+		category == ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION ||
+		(parsing && category == ERRCODE_PROGRAM_LIMIT_EXCEEDED);
 }

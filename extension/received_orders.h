@@ -61,7 +61,7 @@ typedef struct RoEvent
 extern int	RoMaxEventBytes;
 extern const char *RoOutcomeLabel(RoOutcome outcome);
 extern Datum RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome);
-extern bool RoErrorIsTransient(int sqlerrcode);
+extern bool RoErrorIsEventCaused(int sqlerrcode, bool parsing);
 
 /* event.c */
 extern bool RoEventCheckRaw(const char *data, int len, RoEventError *err);
@@ -85,6 +85,7 @@ extern void RoStoreQuarantine(Datum topic, bool topic_null,
 							  const pg_uuid_t *order_id, RoOutcome outcome,
 							  int sqlerrcode, const char *reason);
 extern bool RoStoreFetchQuarantined(int64 id, bytea **raw_value);
+extern bool RoStoreInsertsSuppressible(void);
 extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
 									Datum *partitions, Datum *next_offsets,
 									int count);

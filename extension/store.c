@@ -74,6 +74,21 @@ static StorePlan quarantine_plan = {
 	TEXTOID, TEXTOID}
 };
 
+/*
+ * What makes an INSERT ... ON CONFLICT DO NOTHING write nothing although no
+ * row conflicts: an enabled BEFORE INSERT row trigger (returning NULL), or
+ * row level security.  tgtype bits: 1 row, 2 before, 4 insert.
+ */
+static StorePlan suppressible_plan = {
+	"SELECT EXISTS (SELECT FROM pg_catalog.pg_trigger t"
+	"  WHERE t.tgrelid OPERATOR(pg_catalog.=) '" RO_SCHEMA ".received_orders'::pg_catalog.regclass"
+	"    AND NOT t.tgisinternal AND t.tgenabled OPERATOR(pg_catalog.<>) 'D'"
+	"    AND (t.tgtype OPERATOR(pg_catalog.&) 7::pg_catalog.int2) OPERATOR(pg_catalog.=) 7::pg_catalog.int2)"
+	" OR (SELECT c.relrowsecurity FROM pg_catalog.pg_class c"
+	"  WHERE c.oid OPERATOR(pg_catalog.=) '" RO_SCHEMA ".received_orders'::pg_catalog.regclass)",
+	0, {InvalidOid}
+};
+
 static StorePlan fetch_quarantined_plan = {
 	"SELECT raw_value FROM " RO_SCHEMA ".received_orders_quarantine"
 	" WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
@@ -406,4 +421,21 @@ RoStoreAdvancePositions(text *consumer_group, Datum *topics, Datum *partitions,
 												sizeof(int64), FLOAT8PASSBYVAL,
 												TYPALIGN_DOUBLE));
 	StoreExecute(&advance_positions_plan, values, NULL, SPI_OK_INSERT);
+}
+
+/*
+ * RoStoreInsertsSuppressible
+ *		Whether a BEFORE INSERT row trigger or row level security could have
+ *		made an insert of received_orders write nothing without a conflict.
+ */
+bool
+RoStoreInsertsSuppressible(void)
+{
+	bool		isnull;
+	Datum		result;
+
+	StoreExecute(&suppressible_plan, NULL, NULL, SPI_OK_SELECT);
+	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						   &isnull);
+	return !isnull && DatumGetBool(result);
 }

@@ -16,11 +16,15 @@
  * Fatal, exit 3 with a hint: class 28 (authorization), 3D000 (database
  * does not exist), 3F000 (schema missing: extension not installed), class
  * 42 (42501 insufficient privilege, 42883 function missing or of another
- * signature, and the rest of the class: the extension does not match).
+ * signature, and the rest of the class: the extension does not match),
+ * 09000 (a trigger or row level security suppresses the inserts: every
+ * retry would fail the same way).
  *
- * Anything else is "other": unexpected for a function that isolates
- * element errors itself, so logged as an error and retried with the same
- * backoff; never acknowledged.
+ * Anything else is "other": the batch function pins on an element only the
+ * errors an event's data can cause, so any other error (a dropped index,
+ * corruption, a trigger failing every row) fails the whole call; it is
+ * logged as an error and retried with the same backoff, never acknowledged,
+ * until someone fixes the database.
  *
  * A failed connection attempt has no result to read a SQLSTATE from: the
  * feeder connects with libpq's verbose error messages, which carry the
@@ -62,7 +66,8 @@ db_classify_sqlstate(const char *s)
 	if (strncmp(s, "28", 2) == 0 ||
 		strcmp(s, "3D000") == 0 ||
 		strcmp(s, "3F000") == 0 ||
-		strncmp(s, "42", 2) == 0)
+		strncmp(s, "42", 2) == 0 ||
+		strcmp(s, "09000") == 0)
 		return DB_ERR_FATAL;
 
 	return DB_ERR_OTHER;
@@ -198,6 +203,8 @@ db_fatal_hint(const char *s)
 		return "GRANT USAGE ON SCHEMA received_orders and EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]), received_orders.consumer_positions(text), received_orders.restart_position(text, text, integer, bigint, bigint) to the feeder's role (and CONNECT on the database)";
 	if (strncmp(s, "42", 2) == 0)
 		return "the received_orders extension in this database does not match this feeder's version";
+	if (strcmp(s, "09000") == 0)
+		return "a BEFORE INSERT trigger (or row level security) on received_orders.received_orders suppresses the insert of valid events: fix or drop it, then restart the feeder";
 	return "check the database configuration";
 }
 

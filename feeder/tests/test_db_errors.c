@@ -39,7 +39,7 @@ static void
 test_fatal(void **state)
 {
 	static const char *const codes[] = {
-		"28000", "28P01", "3D000", "3F000", "42501", "42883", "42P01", "42703"
+		"28000", "28P01", "3D000", "3F000", "42501", "42883", "42P01", "42703", "09000"
 	};
 	size_t		i;
 
@@ -51,6 +51,7 @@ test_fatal(void **state)
 	}
 	assert_non_null(strstr(db_fatal_hint("42501"), "GRANT"));
 	assert_non_null(strstr(db_fatal_hint("42883"), "CREATE EXTENSION"));
+	assert_non_null(strstr(db_fatal_hint("09000"), "trigger"));
 	assert_non_null(strstr(db_fatal_hint("3F000"), "CREATE EXTENSION"));
 }
 

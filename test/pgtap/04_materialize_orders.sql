@@ -3,11 +3,13 @@
 -- rejected and conflicting elements quarantined byte for byte with their
 -- coordinates, once even when redelivered; first occurrence wins within a
 -- batch; rows inserted in order_id order; coordinate arrays must match in
--- length; a DBA trigger's error is isolated to its element, but a transient
--- error fails the whole call.
+-- length; a DBA trigger's error that an event's data can cause (class 23) is
+-- isolated to its element, but a transient or systemic error (any other
+-- class) fails the whole call, and a trigger that suppresses the insert gives
+-- a permanent 09000, not an endless 40001.
 
 BEGIN;
-SELECT plan(34);
+SELECT plan(42);
 
 -- Conflicts raise a WARNING each; expected here, so kept off the TAP output.
 SET LOCAL client_min_messages = error;
@@ -246,7 +248,8 @@ SELECT results_eq(
 	$$VALUES (2::bigint, 'rejected'::text, '22023'::text), (3, 'rejected', '22003')$$,
 	'both rejected elements of that batch are quarantined once');
 
--- A DBA's trigger: its error is isolated to its element, unless transient -----------------------
+-- A DBA's trigger: a constraint-like error (class 23) is isolated to its element; any
+-- other error fails the whole call -----------------------------------------------------------
 
 CREATE FUNCTION public.ro_test_dba_rule() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -260,7 +263,7 @@ $$;
 CREATE TRIGGER ro_test_dba_rule BEFORE INSERT ON received_orders.received_orders
 	FOR EACH ROW EXECUTE FUNCTION public.ro_test_dba_rule();
 
-SET LOCAL ro_test.dba_rule_errcode = 'P0001';
+SET LOCAL ro_test.dba_rule_errcode = '23514';
 SELECT results_eq(
 	$$SELECT "position", outcome::text, sqlstate
 	    FROM received_orders.materialize_orders(
@@ -271,8 +274,8 @@ SELECT results_eq(
 	           ARRAY[0, 0, 0],
 	           ARRAY[1, 2, 3]::bigint[],
 	           NULL)$$,
-	$$VALUES (1, 'inserted'::text, NULL::text), (2, 'rejected', 'P0001'), (3, 'inserted', NULL)$$,
-	'an error raised by a DBA trigger (P0001) rejects only its element');
+	$$VALUES (1, 'inserted'::text, NULL::text), (2, 'rejected', '23514'), (3, 'inserted', NULL)$$,
+	'a check violation raised by a DBA trigger (23514) rejects only its element');
 SELECT results_eq(
 	$$SELECT order_id FROM received_orders.received_orders
 	   WHERE order_id IN ('c0000000-0000-4000-8000-0000000000f0', 'c0000000-0000-4000-8000-0000000000f1',
@@ -284,9 +287,9 @@ SELECT results_eq(
 	$$SELECT kafka_offset, order_id, outcome::text, sqlstate, raw_value
 	    FROM received_orders.received_orders_quarantine
 	   WHERE kafka_topic = 'orders-04-trigger'$$,
-	$$VALUES (2::bigint, 'c0000000-0000-4000-8000-0000000000f1'::uuid, 'rejected'::text, 'P0001'::text,
+	$$VALUES (2::bigint, 'c0000000-0000-4000-8000-0000000000f1'::uuid, 'rejected'::text, '23514'::text,
 	          convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8'))$$,
-	'the element refused by the trigger is quarantined with sqlstate P0001');
+	'the element refused by the trigger is quarantined with sqlstate 23514');
 SELECT is_empty(
 	$$SELECT id FROM received_orders.received_orders_quarantine
 	   WHERE kafka_topic = 'orders-04-trigger' AND reason NOT LIKE '%DBA rule refuses order%'$$,
@@ -309,7 +312,7 @@ SELECT results_eq(
 	           (SELECT array_agg(pos::bigint ORDER BY pos) FROM big_batch),
 	           NULL)
 	   WHERE outcome <> 'inserted'$$,
-	$$VALUES (40, 'rejected'::text, 'P0001'::text), (260, 'rejected', 'P0001')$$,
+	$$VALUES (40, 'rejected'::text, '23514'::text), (260, 'rejected', '23514')$$,
 	'in a batch of 300, only the two elements the trigger refuses are rejected');
 SELECT is(
 	(SELECT count(*)::integer FROM received_orders.received_orders
@@ -351,6 +354,70 @@ SELECT throws_ok(
 	    ARRAY['orders-04-transient', 'orders-04-transient'], ARRAY[0, 0], ARRAY[1, 2]::bigint[], NULL)$$,
 	'57P01', NULL,
 	'an admin shutdown (57P01) inside the batch fails the whole call');
+
+-- Systemic errors (issue 9, defect 4): an error no event's data can cause fails the
+-- whole call, quarantines nothing and stores nothing, whichever element raised it.
+SET LOCAL ro_test.dba_rule_errcode = 'P0001';
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(
+	    ARRAY[convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f3", "externalReference": "ref-f3"}', 'UTF8'),
+	          convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8')],
+	    ARRAY['orders-04-systemic', 'orders-04-systemic'], ARRAY[0, 0], ARRAY[1, 2]::bigint[], NULL)$$,
+	'P0001', NULL,
+	'a plain exception of a DBA trigger (P0001) fails the whole call');
+SET LOCAL ro_test.dba_rule_errcode = '0A000';
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(
+	    ARRAY[convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f3", "externalReference": "ref-f3"}', 'UTF8'),
+	          convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8')],
+	    ARRAY['orders-04-systemic', 'orders-04-systemic'], ARRAY[0, 0], ARRAY[1, 2]::bigint[], NULL)$$,
+	'0A000', NULL,
+	'feature_not_supported (0A000) fails the whole call');
+SET LOCAL ro_test.dba_rule_errcode = 'XX001';
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(
+	    ARRAY[convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f3", "externalReference": "ref-f3"}', 'UTF8'),
+	          convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8')],
+	    ARRAY['orders-04-systemic', 'orders-04-systemic'], ARRAY[0, 0], ARRAY[1, 2]::bigint[], NULL)$$,
+	'XX001', NULL,
+	'data corruption (XX001) fails the whole call');
+SET LOCAL ro_test.dba_rule_errcode = '42P10';
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(
+	    ARRAY[convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f3", "externalReference": "ref-f3"}', 'UTF8'),
+	          convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f1", "externalReference": "ref-f1"}', 'UTF8')],
+	    ARRAY['orders-04-systemic', 'orders-04-systemic'], ARRAY[0, 0], ARRAY[1, 2]::bigint[], NULL)$$,
+	'42P10', NULL,
+	'an invalid column reference (42P10, as with a dropped primary key) fails the whole call');
+SELECT is_empty(
+	$$SELECT id FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'orders-04-systemic'$$,
+	'nothing of those calls was quarantined');
+SELECT is_empty(
+	$$SELECT order_id FROM received_orders.received_orders
+	   WHERE order_id = 'c0000000-0000-4000-8000-0000000000f3'$$,
+	'nothing of those calls was stored');
+DROP TRIGGER ro_test_dba_rule ON received_orders.received_orders;
+
+-- A BEFORE INSERT trigger returning NULL suppresses the insert on every retry: a
+-- permanent triggered_action_exception naming the cause, not a serialization failure.
+CREATE FUNCTION public.ro_test_swallow() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER ro_test_swallow BEFORE INSERT ON received_orders.received_orders
+	FOR EACH ROW EXECUTE FUNCTION public.ro_test_swallow();
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders(
+	    ARRAY[convert_to('{"orderId": "c0000000-0000-4000-8000-0000000000f4", "externalReference": "ref-f4"}', 'UTF8')],
+	    ARRAY['orders-04-swallow'], ARRAY[0], ARRAY[1]::bigint[], NULL)$$,
+	'09000', 'order c0000000-0000-4000-8000-0000000000f4 was not stored: the insert into received_orders.received_orders wrote no row',
+	'a BEFORE INSERT trigger returning NULL fails the batch with 09000, naming the order');
+SELECT throws_ok(
+	$$SELECT received_orders.materialize_order('{"orderId": "c0000000-0000-4000-8000-0000000000f4", "externalReference": "ref-f4"}')$$,
+	'09000', NULL,
+	'and materialize_order with it');
+DROP TRIGGER ro_test_swallow ON received_orders.received_orders;
 
 SELECT * FROM finish();
 ROLLBACK;
