@@ -46,6 +46,10 @@
 #include "kafka_int.h"
 #include "log.h"
 
+static int	kafka_reconcile_pauses(kafka_consumer *kc,
+								   const rd_kafka_topic_partition_list_t *parts);
+static void kafka_store_starts(kafka_consumer *kc);
+
 /*
  * kafka_slot_find
  *		The slot of (topic, partition), created unassigned if missing; -1
@@ -136,7 +140,9 @@ kafka_log_partitions(const char *event, const char *protocol,
  *		would fail anyway.  The start offsets of new partitions come from
  *		the start function (the database's positions); partitions whose
  *		start cannot be decided yet, and all partitions assigned while the
- *		feeder is paused for a database outage, are paused at once.
+ *		feeder is paused for a database outage, are paused at once, and
+ *		partitions still paused from an earlier assignment are resumed
+ *		(kafka_reconcile_pauses).
  */
 static void
 kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -183,8 +189,7 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 				error = rd_kafka_incremental_assign(rk, parts);
 			else
 				ret = rd_kafka_assign(rk, parts);
-			if ((kc->paused || !decided) && parts->cnt > 0)
-				rd_kafka_pause_partitions(rk, parts);
+			kafka_reconcile_pauses(kc, parts);
 			break;
 
 		case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
@@ -563,8 +568,7 @@ kafka_start_partition(kafka_consumer *kc, const char *topic, int32_t partition,
 		if (kc->slots[s].waiting_start)
 		{
 			kc->slots[s].waiting_start = 0;
-			if (!kc->paused)
-				rd_kafka_resume_partitions(kc->rk, list);
+			kafka_reconcile_pauses(kc, list);
 		}
 	}
 	rd_kafka_topic_partition_list_destroy(list);
@@ -820,44 +824,79 @@ kafka_store_offsets(kafka_consumer *kc, const batch *b)
 }
 
 /*
+ * kafka_slot_should_pause
+ *		Whether an assigned partition must not be fetched now: the feeder is
+ *		paused for a database outage, or the partition waits for its start.
+ */
+static int
+kafka_slot_should_pause(const kafka_consumer *kc, const kafka_slot *slot)
+{
+	return kc->paused || slot->waiting_start;
+}
+
+/*
+ * kafka_reconcile_pauses
+ *		Bring librdkafka's pause state of the assigned partitions (all of
+ *		them, or only those of parts) in line with kafka_slot_should_pause.
+ *		librdkafka keeps an application's pause across a revoke and a new
+ *		assignment, so a partition paused during an outage and assigned back
+ *		after it would never be fetched again unless resumed here; and in
+ *		librdkafka 2.0.2 resuming a partition that is not paused rewinds its
+ *		fetch, so only partitions known paused (slot->paused) are resumed.
+ *		Returns how many partitions changed.
+ */
+static int
+kafka_reconcile_pauses(kafka_consumer *kc, const rd_kafka_topic_partition_list_t *parts)
+{
+	rd_kafka_topic_partition_list_t *pause = rd_kafka_topic_partition_list_new(4);
+	rd_kafka_topic_partition_list_t *resume = rd_kafka_topic_partition_list_new(4);
+	int			n = parts ? parts->cnt : kc->nslots;
+	int			changed,
+				i;
+
+	for (i = 0; i < n; i++)
+	{
+		int			s = parts ? kafka_slot_find(kc, parts->elems[i].topic,
+												parts->elems[i].partition) : i;
+		kafka_slot *slot;
+
+		if (s < 0 || !kc->slots[s].assigned)
+			continue;
+		slot = &kc->slots[s];
+		if (kafka_slot_should_pause(kc, slot) && !slot->paused)
+			rd_kafka_topic_partition_list_add(pause, slot->topic, slot->partition);
+		else if (!kafka_slot_should_pause(kc, slot) && slot->paused)
+			rd_kafka_topic_partition_list_add(resume, slot->topic, slot->partition);
+		else
+			continue;
+		slot->paused = kafka_slot_should_pause(kc, slot);
+	}
+	if (pause->cnt > 0)
+		rd_kafka_pause_partitions(kc->rk, pause);
+	if (resume->cnt > 0)
+		rd_kafka_resume_partitions(kc->rk, resume);
+	changed = pause->cnt + resume->cnt;
+	rd_kafka_topic_partition_list_destroy(pause);
+	rd_kafka_topic_partition_list_destroy(resume);
+	return changed;
+}
+
+/*
  * kafka_set_paused
- *		Pause or resume the whole current assignment; a resume leaves the
- *		partitions still waiting for their start position paused.
+ *		Pause or resume the whole current assignment (the partitions that
+ *		wait for their start stay paused).
  */
 static void
 kafka_set_paused(kafka_consumer *kc, int pause)
 {
-	rd_kafka_topic_partition_list_t *parts = NULL;
 	log_line	line;
+	int			n;
 
 	kc->paused = pause;
-	if (rd_kafka_assignment(kc->rk, &parts) == RD_KAFKA_RESP_ERR_NO_ERROR && parts)
-	{
-		if (!pause)
-		{
-			int			i;
-
-			for (i = parts->cnt - 1; i >= 0; i--)
-			{
-				int			s = kafka_slot_find(kc, parts->elems[i].topic,
-												parts->elems[i].partition);
-
-				if (s >= 0 && kc->slots[s].waiting_start)
-					rd_kafka_topic_partition_list_del_by_idx(parts, i);
-			}
-		}
-		if (parts->cnt > 0)
-		{
-			if (pause)
-				rd_kafka_pause_partitions(kc->rk, parts);
-			else
-				rd_kafka_resume_partitions(kc->rk, parts);
-		}
-		log_begin(&line, LOG_INFO, pause ? "partitions_paused" : "partitions_resumed");
-		log_kv_int(&line, "count", parts->cnt);
-		log_end(&line);
-		rd_kafka_topic_partition_list_destroy(parts);
-	}
+	n = kafka_reconcile_pauses(kc, NULL);
+	log_begin(&line, LOG_INFO, pause ? "partitions_paused" : "partitions_resumed");
+	log_kv_int(&line, "count", n);
+	log_end(&line);
 }
 
 /*

@@ -30,6 +30,8 @@ typedef struct kafka_slot
 	int64_t		db_next;		/* next offset the database holds for us, -1 */
 	int			waiting_start;	/* paused until its start position is known */
 	int64_t		start_store;	/* start offset to store for the group, -1 */
+	int			paused;			/* paused in librdkafka by us (kept there
+								 * across revoke and re-assign) */
 } kafka_slot;
 
 struct kafka_consumer
