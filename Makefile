@@ -23,6 +23,9 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 ISOLATION = concurrent-duplicate-commit concurrent-duplicate-abort opposite-order-batches
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 
+# make deb's work tree and packages
+EXTRA_CLEAN = build
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -57,4 +60,19 @@ test:
 demo:
 	demo/run
 
-.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo
+# Debian packages (debian/, docs/packaging.md), built in a copy of the tree
+# so that the package build's clean step leaves this tree alone: the .deb
+# files (no -dbgsym ones) end in build/deb/, lintian must find no error.
+DEB_DIR = build/deb
+
+deb:
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	tar -cf - --exclude=./build --exclude=./.git --exclude='*.o' --exclude='*.bc' . | \
+		tar -xf - -C $(DEB_DIR)/src
+	cd $(DEB_DIR)/src && DEB_BUILD_OPTIONS="noautodbgsym $$DEB_BUILD_OPTIONS" dpkg-buildpackage -us -uc -b
+	rm -rf $(DEB_DIR)/src
+	lintian --fail-on error $(DEB_DIR)/*.changes
+	ls -l $(DEB_DIR)/*.deb
+
+.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo deb
