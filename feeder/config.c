@@ -73,6 +73,8 @@ static const struct
 	{"retry-backoff-max-ms", OPT_RETRY_BACKOFF_MAX_MS},
 	{"metrics-listen", OPT_METRICS_LISTEN},
 	{"accept-position-loss", OPT_ACCEPT_POSITION_LOSS},
+	{"statement-timeout-ms", OPT_STATEMENT_TIMEOUT_MS},
+	{"lock-timeout-ms", OPT_LOCK_TIMEOUT_MS},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -370,6 +372,18 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 				config_set_string(&cfg->metrics_listen, value);
 			}
 			break;
+		case OPT_STATEMENT_TIMEOUT_MS:
+			if (config_parse_int(value, 0, 86400000, &cfg->statement_timeout_ms) != 0)
+				return config_error(err, errlen,
+									"%s: expected milliseconds from 0 (the server's) to 86400000, got \"%s\"",
+									where, value);
+			break;
+		case OPT_LOCK_TIMEOUT_MS:
+			if (config_parse_int(value, 0, 86400000, &cfg->lock_timeout_ms) != 0)
+				return config_error(err, errlen,
+									"%s: expected milliseconds from 0 (the server's) to 86400000, got \"%s\"",
+									where, value);
+			break;
 		case OPT_ACCEPT_POSITION_LOSS:
 			if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0 ||
 				strcmp(value, "yes") == 0)
@@ -617,6 +631,8 @@ config_defaults(feeder_config *cfg)
 	cfg->log_level = LOG_INFO;
 	cfg->retry_backoff_ms = CONFIG_DEFAULT_BACKOFF;
 	cfg->retry_backoff_max_ms = CONFIG_DEFAULT_BACKOFF_MAX;
+	cfg->statement_timeout_ms = CONFIG_DEFAULT_STATEMENT_TIMEOUT;
+	cfg->lock_timeout_ms = CONFIG_DEFAULT_LOCK_TIMEOUT;
 }
 
 /*
@@ -645,6 +661,8 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"retry-backoff-max-ms", required_argument, NULL, OPT_RETRY_BACKOFF_MAX_MS},
 		{"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
 		{"accept-position-loss", no_argument, NULL, OPT_ACCEPT_POSITION_LOSS},
+		{"statement-timeout-ms", required_argument, NULL, OPT_STATEMENT_TIMEOUT_MS},
+		{"lock-timeout-ms", required_argument, NULL, OPT_LOCK_TIMEOUT_MS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -791,6 +809,11 @@ config_usage(FILE *out)
 		  "                          [::1]:9900, localhost:0; port 0 picks a free one,\n"
 		  "                          logged as event=metrics_listening); default: off\n"
 		  "                                                    [$FEEDER_METRICS_LISTEN]\n"
+		  "  --statement-timeout-ms MS  statement_timeout of each batch transaction unless\n"
+		  "                          the session already has one (DSN options, role or\n"
+		  "                          database settings); 0: the server's (default 60000)\n"
+		  "  --lock-timeout-ms MS    lock_timeout likewise: a batch waiting on a row lock\n"
+		  "                          fails and is retried, Kafka kept polled (default 10000)\n"
 		  "  --accept-position-loss  when the database's position of a partition lies\n"
 		  "                          outside what Kafka still holds (retention, re-created\n"
 		  "                          topic), log and count the loss and start at the\n"

@@ -46,6 +46,8 @@ typedef enum config_option
 	OPT_RETRY_BACKOFF_MAX_MS,
 	OPT_METRICS_LISTEN,
 	OPT_ACCEPT_POSITION_LOSS,
+	OPT_STATEMENT_TIMEOUT_MS,
+	OPT_LOCK_TIMEOUT_MS,
 	OPT_COUNT
 } config_option;
 
@@ -65,6 +67,8 @@ typedef struct feeder_config
 	int			retry_backoff_max_ms;
 	char	   *metrics_listen;	/* "ADDR:PORT" or NULL: no HTTP endpoint */
 	int			accept_position_loss;	/* start past lost events instead of exit 5 */
+	int			statement_timeout_ms;	/* per batch unless the session sets one; 0 off */
+	int			lock_timeout_ms;	/* likewise */
 	config_prop *props;			/* -F file properties first, then -X */
 	int			nprops;
 	char	   *config_file;
@@ -95,6 +99,8 @@ typedef enum config_result
 #define CONFIG_DEFAULT_STATS		10
 #define CONFIG_DEFAULT_BACKOFF		100
 #define CONFIG_DEFAULT_BACKOFF_MAX	5000
+#define CONFIG_DEFAULT_STATEMENT_TIMEOUT	60000
+#define CONFIG_DEFAULT_LOCK_TIMEOUT	10000
 
 extern config_result config_parse(feeder_config *cfg, int argc, char **argv,
 								  char *err, size_t errlen);

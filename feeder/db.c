@@ -4,8 +4,9 @@
  *	  PostgreSQL side of the feeder: connection, prepared batch statement,
  *	  one transaction per batch.
  *
- * A batch is BEGIN; EXECUTE of the statement prepared once per connection;
- * COMMIT, sent together in libpq's pipeline mode and followed by one sync
+ * A batch is BEGIN; its statement_timeout and lock_timeout (set_config,
+ * local to the transaction); EXECUTE of the statement prepared once per
+ * connection; COMMIT, sent together in libpq's pipeline mode and followed by one sync
  * point, so that a batch costs one round trip instead of three.  The
  * statement is the batch function of the feeder's consumer group, which
  * also records the group's positions in the same transaction.  The five
@@ -68,6 +69,10 @@ struct db_conn
 	int			prepared;		/* ready: statement prepared (or not needed) */
 	int			unprepared;		/* a pooler lost it once: send it unprepared */
 	uint64_t	sessions;		/* connections made so far */
+	int			statement_timeout_ms;	/* defaults for a session without */
+	int			lock_timeout_ms;
+	char		batch_statement_timeout[32];	/* what each batch sets */
+	char		batch_lock_timeout[32];
 	pgarray		arrays[DB_NARRAYS];
 	int		   *db_to_msg;		/* database element -> batch index */
 	db_row	   *rows;
@@ -115,6 +120,18 @@ db_connected(const db_conn *db)
 }
 
 /*
+ * db_set_timeouts
+ *		The statement_timeout and lock_timeout each batch transaction gets
+ *		when its session has none of its own (0: leave the server's).
+ */
+void
+db_set_timeouts(db_conn *db, int statement_timeout_ms, int lock_timeout_ms)
+{
+	db->statement_timeout_ms = statement_timeout_ms;
+	db->lock_timeout_ms = lock_timeout_ms;
+}
+
+/*
  * db_session
  *		A number that changes with every new connection: a caller that
  *		remembers it knows when it talks to a new session (a reconnect, a
@@ -140,6 +157,45 @@ db_copy_message(db_error *err, const char *msg)
 	n = strlen(err->message);
 	while (n > 0 && (err->message[n - 1] == '\n' || err->message[n - 1] == ' '))
 		err->message[--n] = '\0';
+}
+
+/*
+ * db_choose_timeouts
+ *		On a new session, the statement_timeout and lock_timeout each batch
+ *		sets for its own transaction (SET LOCAL, so a pooler in transaction
+ *		mode keeps nothing of it): the session's own when it has one (from
+ *		the DSN's options, the role or the database), else the feeder's.
+ *		A batch then never waits for ever on a lock or a statement while
+ *		Kafka is not polled: the wait becomes a retried error.
+ */
+static db_error_class
+db_choose_timeouts(db_conn *db, db_error *err)
+{
+	PGresult   *res = PQexec(db->conn,
+							 "SELECT pg_catalog.current_setting('statement_timeout'),"
+							 " pg_catalog.current_setting('lock_timeout')");
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+	{
+		db_error_class cls = db_fill_error(db->conn, res, "connect", err);
+
+		PQclear(res);
+		return cls;
+	}
+	if (strcmp(PQgetvalue(res, 0, 0), "0") != 0)
+		snprintf(db->batch_statement_timeout, sizeof(db->batch_statement_timeout),
+				 "%s", PQgetvalue(res, 0, 0));
+	else
+		snprintf(db->batch_statement_timeout, sizeof(db->batch_statement_timeout),
+				 "%d", db->statement_timeout_ms);
+	if (strcmp(PQgetvalue(res, 0, 1), "0") != 0)
+		snprintf(db->batch_lock_timeout, sizeof(db->batch_lock_timeout),
+				 "%s", PQgetvalue(res, 0, 1));
+	else
+		snprintf(db->batch_lock_timeout, sizeof(db->batch_lock_timeout),
+				 "%d", db->lock_timeout_ms);
+	PQclear(res);
+	return DB_ERR_NONE;
 }
 
 /*
@@ -259,15 +315,29 @@ db_disconnect(db_conn *db)
 db_error_class
 db_connect(db_conn *db, db_error *err)
 {
-	const char *keywords[4];
-	const char *values[4];
+	const char *keywords[12];
+	const char *values[12];
 	int			n = 0;
 	PGresult   *res;
+	static const char *const socket_defaults[][2] = {
+		{"keepalives", "1"},
+		{"keepalives_idle", "10"},
+		{"keepalives_interval", "5"},
+		{"keepalives_count", "3"},
+		{"tcp_user_timeout", "30000"},
+	};
+	size_t		k;
 	memset(err, 0, sizeof(*err));
 	db_disconnect(db);
 
 	keywords[n] = "fallback_application_name";
 	values[n++] = FEEDER_NAME;
+	/* a half-open socket fails within about 30 s, not hours; the DSN wins */
+	for (k = 0; k < sizeof(socket_defaults) / sizeof(socket_defaults[0]); k++)
+	{
+		keywords[n] = socket_defaults[k][0];
+		values[n++] = socket_defaults[k][1];
+	}
 	if (getenv("PGCONNECT_TIMEOUT") == NULL)
 	{
 		keywords[n] = "connect_timeout";
@@ -307,6 +377,12 @@ db_connect(db_conn *db, db_error *err)
 	PQsetNoticeProcessor(db->conn, db_notice_processor, NULL);
 
 	if (db_check_privileges(db->conn, err) != DB_ERR_NONE)
+	{
+		db_disconnect(db);
+		return err->cls;
+	}
+
+	if (db_choose_timeouts(db, err) != DB_ERR_NONE)
 	{
 		db_disconnect(db);
 		return err->cls;
@@ -507,12 +583,19 @@ db_parse_rows(db_conn *db, const PGresult *res, int nelems, db_error *err)
 typedef enum db_stage
 {
 	DB_STAGE_BEGIN = 0,
+	DB_STAGE_SETTINGS,
 	DB_STAGE_EXECUTE,
 	DB_STAGE_COMMIT,
 	DB_NSTAGES
 } db_stage;
 
-static const char *const db_stage_names[DB_NSTAGES] = {"begin", "execute", "commit"};
+static const char *const db_stage_names[DB_NSTAGES] = {
+	"begin", "settings", "execute", "commit"
+};
+
+#define DB_SETTINGS_SQL \
+	"SELECT pg_catalog.set_config('statement_timeout', $1, true)," \
+	" pg_catalog.set_config('lock_timeout', $2, true)"
 
 /*
  * db_drop_if_lost
@@ -561,7 +644,8 @@ db_go_unprepared(db_conn *db, db_error *err)
 
 /*
  * db_send_pipeline
- *		Queue BEGIN, the prepared EXECUTE and COMMIT, then the sync point,
+ *		Queue BEGIN, the batch's timeouts (SET LOCAL through set_config),
+ *		the prepared EXECUTE and COMMIT, then the sync point,
  *		which flushes them all.  0 when sent; -1 with *stage set to the
  *		statement that could not be sent (the sync point counts as COMMIT:
  *		once the COMMIT is queued it may have reached the server).
@@ -570,9 +654,14 @@ static int
 db_send_pipeline(db_conn *db, const char *const *params, const int *lengths,
 				 const int *formats, db_stage *stage)
 {
+	const char *settings[2] = {db->batch_statement_timeout, db->batch_lock_timeout};
+
 	*stage = DB_STAGE_BEGIN;
 	if (!PQenterPipelineMode(db->conn) ||
 		!PQsendQueryParams(db->conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
+		return -1;
+	*stage = DB_STAGE_SETTINGS;
+	if (!PQsendQueryParams(db->conn, DB_SETTINGS_SQL, 2, NULL, settings, NULL, NULL, 0))
 		return -1;
 	*stage = DB_STAGE_EXECUTE;
 	if (db->unprepared ?
@@ -664,7 +753,8 @@ db_pipeline_outcome(db_conn *db, PGresult *results[DB_NSTAGES], db_error *err)
 		ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 		const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
-		if (st == (i == DB_STAGE_EXECUTE ? PGRES_TUPLES_OK : PGRES_COMMAND_OK))
+		if (st == (i == DB_STAGE_EXECUTE || i == DB_STAGE_SETTINGS ?
+				   PGRES_TUPLES_OK : PGRES_COMMAND_OK))
 		{
 			if (i != DB_STAGE_COMMIT || strcmp(PQcmdStatus(res), "COMMIT") == 0)
 				continue;
@@ -717,7 +807,7 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	const char *params[DB_NPARAMS];
 	int			lengths[DB_NPARAMS];
 	const int	formats[DB_NPARAMS] = {0, 1, 1, 1, 1, 1};
-	PGresult   *results[DB_NSTAGES] = {NULL, NULL, NULL};
+	PGresult   *results[DB_NSTAGES] = {NULL};
 	db_stage	stage;
 	db_error_class cls;
 	int			read_ok;
@@ -805,6 +895,7 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		db_disconnect(db);		/* committed, but out of step afterwards */
 
 	PQclear(results[DB_STAGE_BEGIN]);
+	PQclear(results[DB_STAGE_SETTINGS]);
 	PQclear(results[DB_STAGE_COMMIT]);
 	db->last = results[DB_STAGE_EXECUTE];
 	*rows = db->rows;

@@ -58,6 +58,7 @@ typedef struct db_position
 typedef struct db_conn db_conn;
 
 extern db_conn *db_new(const char *dsn, const char *group, feeder_stats *stats);
+extern void db_set_timeouts(db_conn *db, int statement_timeout_ms, int lock_timeout_ms);
 extern int	db_connected(const db_conn *db);
 extern uint64_t db_session(const db_conn *db);
 extern db_error_class db_read_positions(db_conn *db, db_position **out, int *n,

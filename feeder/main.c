@@ -244,6 +244,7 @@ main(int argc, char **argv)
 		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the batch");
 		return FEEDER_EXIT_RUNTIME;
 	}
+	db_set_timeouts(app.db, cfg.statement_timeout_ms, cfg.lock_timeout_ms);
 
 	if (cfg.metrics_listen && metrics_start(cfg.metrics_listen, err, sizeof(err)) != 0)
 	{

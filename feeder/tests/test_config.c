@@ -452,6 +452,36 @@ test_metrics_listen(void **state)
 }
 
 /*
+ * The batch timeouts (issue 9, defect 3): defaults, 0 for the server's,
+ * bounds.
+ */
+static void
+test_batch_timeouts(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_int_equal(cfg.statement_timeout_ms, 60000);
+	assert_int_equal(cfg.lock_timeout_ms, 10000);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--statement-timeout-ms", "0", "--lock-timeout-ms", "250"),
+					 CONFIG_OK);
+	assert_int_equal(cfg.statement_timeout_ms, 0);
+	assert_int_equal(cfg.lock_timeout_ms, 250);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--lock-timeout-ms", "-1"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "--lock-timeout-ms"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--statement-timeout-ms", "86400001"), CONFIG_ERROR);
+	config_free(&cfg);
+}
+
+/*
  * --accept-position-loss: off by default; a flag on the command line, true
  * or false in a file and the environment; anything else is refused.
  */
@@ -514,6 +544,7 @@ main(void)
 		cmocka_unit_test_setup(test_env_fallbacks, clear_env),
 		cmocka_unit_test_setup(test_metrics_listen, clear_env),
 		cmocka_unit_test_setup(test_accept_position_loss, clear_env),
+		cmocka_unit_test_setup(test_batch_timeouts, clear_env),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
