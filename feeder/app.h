@@ -39,6 +39,8 @@ typedef struct feeder_app
 	int			positions_failing;	/* positions could not be read (logged once) */
 	int			positions_fatal;	/* a position out of range: exit 5 */
 	int64_t		next_positions_ms;	/* next idle positions check */
+	int64_t		last_commit_ms; /* when the last batch committed (or start) */
+	int64_t		waiting_since_ms;	/* since when messages wait, -1: none */
 } feeder_app;
 
 typedef enum deliver_result

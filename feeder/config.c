@@ -75,6 +75,7 @@ static const struct
 	{"accept-position-loss", OPT_ACCEPT_POSITION_LOSS},
 	{"statement-timeout-ms", OPT_STATEMENT_TIMEOUT_MS},
 	{"lock-timeout-ms", OPT_LOCK_TIMEOUT_MS},
+	{"stall-timeout", OPT_STALL_TIMEOUT},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -384,6 +385,12 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 									"%s: expected milliseconds from 0 (the server's) to 86400000, got \"%s\"",
 									where, value);
 			break;
+		case OPT_STALL_TIMEOUT:
+			if (config_parse_int(value, 1, 86400, &cfg->stall_timeout_s) != 0)
+				return config_error(err, errlen,
+									"%s: expected seconds from 1 to 86400, got \"%s\"",
+									where, value);
+			break;
 		case OPT_ACCEPT_POSITION_LOSS:
 			if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0 ||
 				strcmp(value, "yes") == 0)
@@ -633,6 +640,7 @@ config_defaults(feeder_config *cfg)
 	cfg->retry_backoff_max_ms = CONFIG_DEFAULT_BACKOFF_MAX;
 	cfg->statement_timeout_ms = CONFIG_DEFAULT_STATEMENT_TIMEOUT;
 	cfg->lock_timeout_ms = CONFIG_DEFAULT_LOCK_TIMEOUT;
+	cfg->stall_timeout_s = CONFIG_DEFAULT_STALL_TIMEOUT;
 }
 
 /*
@@ -663,6 +671,7 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"accept-position-loss", no_argument, NULL, OPT_ACCEPT_POSITION_LOSS},
 		{"statement-timeout-ms", required_argument, NULL, OPT_STATEMENT_TIMEOUT_MS},
 		{"lock-timeout-ms", required_argument, NULL, OPT_LOCK_TIMEOUT_MS},
+		{"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -814,6 +823,9 @@ config_usage(FILE *out)
 		  "                          database settings); 0: the server's (default 60000)\n"
 		  "  --lock-timeout-ms MS    lock_timeout likewise: a batch waiting on a row lock\n"
 		  "                          fails and is retried, Kafka kept polled (default 10000)\n"
+		  "  --stall-timeout S       with --metrics-listen, /healthz turns 503 (stalled) when\n"
+		  "                          messages have waited S seconds and no batch committed\n"
+		  "                          (default 120)\n"
 		  "  --accept-position-loss  when the database's position of a partition lies\n"
 		  "                          outside what Kafka still holds (retention, re-created\n"
 		  "                          topic), log and count the loss and start at the\n"

@@ -48,6 +48,7 @@ typedef enum config_option
 	OPT_ACCEPT_POSITION_LOSS,
 	OPT_STATEMENT_TIMEOUT_MS,
 	OPT_LOCK_TIMEOUT_MS,
+	OPT_STALL_TIMEOUT,
 	OPT_COUNT
 } config_option;
 
@@ -69,6 +70,7 @@ typedef struct feeder_config
 	int			accept_position_loss;	/* start past lost events instead of exit 5 */
 	int			statement_timeout_ms;	/* per batch unless the session sets one; 0 off */
 	int			lock_timeout_ms;	/* likewise */
+	int			stall_timeout_s;	/* waiting messages, no commit: unhealthy */
 	config_prop *props;			/* -F file properties first, then -X */
 	int			nprops;
 	char	   *config_file;
@@ -101,6 +103,7 @@ typedef enum config_result
 #define CONFIG_DEFAULT_BACKOFF_MAX	5000
 #define CONFIG_DEFAULT_STATEMENT_TIMEOUT	60000
 #define CONFIG_DEFAULT_LOCK_TIMEOUT	10000
+#define CONFIG_DEFAULT_STALL_TIMEOUT	120
 
 extern config_result config_parse(feeder_config *cfg, int argc, char **argv,
 								  char *err, size_t errlen);

@@ -246,6 +246,7 @@ deliver_batch(feeder_app *app)
 			deliver_report(app, rows, nrows);
 			kafka_store_offsets(app->kc, &app->batch);
 			app->stats.batches++;
+			app->last_commit_ms = loop_now_ms();
 			metrics_observe_batch(deliver_seconds() - started);
 			metrics_set_database(1, NULL);
 			metrics_publish(&app->stats);

@@ -127,6 +127,47 @@ loop_watch_database(feeder_app *app, int64_t now)
 }
 
 /*
+ * loop_watch_stall
+ *		Health that means progress: messages wait on an assigned partition
+ *		(lag above 0) and no batch has committed for --stall-timeout
+ *		seconds, whatever the reason (a batch failing for ever, a partition
+ *		that is not fetched, a wait nobody noticed).  /healthz then answers
+ *		503 with a one-line reason naming the partition that waits most.
+ */
+static void
+loop_watch_stall(feeder_app *app, const kafka_partition_lag *lags, int n, int64_t now)
+{
+	const kafka_partition_lag *worst = NULL;
+	char		reason[256];
+	int64_t		since;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (lags[i].lag > 0 && (worst == NULL || lags[i].lag > worst->lag))
+			worst = &lags[i];
+	if (worst == NULL)
+	{
+		app->waiting_since_ms = -1;
+		metrics_set_stall(NULL);
+		return;
+	}
+	if (app->waiting_since_ms < 0)
+		app->waiting_since_ms = now;
+	since = app->waiting_since_ms > app->last_commit_ms ?
+		app->waiting_since_ms : app->last_commit_ms;
+	if (now - since < (int64_t) app->cfg->stall_timeout_s * 1000)
+	{
+		metrics_set_stall(NULL);
+		return;
+	}
+	snprintf(reason, sizeof(reason),
+			 "%lld messages wait on %s [%d] and no batch committed for %lld s",
+			 (long long) worst->lag, worst->topic, (int) worst->partition,
+			 (long long) ((now - since) / 1000));
+	metrics_set_stall(reason);
+}
+
+/*
  * loop_metrics
  *		Publish the counters, lifecycle and Kafka state at every tick; the
  *		per-partition lag and the database check once a second.
@@ -149,6 +190,7 @@ loop_metrics(feeder_app *app, int64_t now)
 		if (n >= 0)
 		{
 			metrics_set_partitions(lags, n);
+			loop_watch_stall(app, lags, n, now);
 			free(lags);
 		}
 	}
@@ -289,6 +331,8 @@ loop_run(feeder_app *app)
 	batch_source src = {loop_source_poll, loop_source_now, loop_source_stopping, app};
 
 	app->next_stats_ms = loop_now_ms() + (int64_t) app->cfg->stats_interval_s * 1000;
+	app->last_commit_ms = loop_now_ms();
+	app->waiting_since_ms = -1;
 	metrics_set_phase(METRICS_RUNNING);
 	while (!feeder_stop && !kafka_fatal(app->kc))
 	{

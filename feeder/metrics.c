@@ -59,6 +59,7 @@ static struct
 	int			database_up;
 	char		database_reason[512];
 	int			kafka_up;		/* 1, 0, -1 unknown */
+	char		stall_reason[256];	/* "" unless stalled */
 	metrics_phase phase;
 	metrics_partition *parts;
 	int			nparts;
@@ -163,6 +164,20 @@ metrics_set_kafka(int up)
 }
 
 /*
+ * metrics_set_stall
+ *		Messages wait and no batch committed for too long: reason says
+ *		where; NULL when progressing.
+ */
+void
+metrics_set_stall(const char *reason)
+{
+	pthread_mutex_lock(&metrics_lock);
+	snprintf(metrics_state.stall_reason, sizeof(metrics_state.stall_reason), "%s",
+			 reason ? reason : "");
+	pthread_mutex_unlock(&metrics_lock);
+}
+
+/*
  * metrics_set_partitions
  *		Replace the assigned partitions and their lag.  The copy is built
  *		before taking the lock; on out of memory the previous list stays.
@@ -235,6 +250,8 @@ metrics_health_locked(char *reason, size_t reasonlen)
 				 metrics_state.database_reason);
 	else if (metrics_state.kafka_up == 0)
 		snprintf(reason, reasonlen, "kafka brokers down");
+	else if (metrics_state.stall_reason[0])
+		snprintf(reason, reasonlen, "stalled: %s", metrics_state.stall_reason);
 	else
 	{
 		snprintf(reason, reasonlen, "ok");
@@ -483,6 +500,9 @@ metrics_render_locked(metrics_buf *buf)
 	metrics_gauge(buf, "kafka_up",
 				  "1 when a Kafka broker is reachable, 0 when all are down (or not known yet).",
 				  metrics_state.kafka_up > 0);
+	metrics_gauge(buf, "stalled",
+				  "1 when messages have waited for longer than --stall-timeout without any batch committing.",
+				  metrics_state.stall_reason[0] != '\0');
 
 	metrics_family(buf, "build_info", "gauge", "Version of the feeder; always 1.");
 	metrics_printf(buf, METRICS_PREFIX "build_info{version=\"%s\"} 1\n", FEEDER_VERSION);

@@ -68,7 +68,8 @@ test_families(void **state)
 		{"positions_out_of_range_total", "counter"}, {"positions_lost_offsets_total", "counter"},
 		{"batch_duration_seconds", "histogram"},
 		{"consumer_lag", "gauge"}, {"assigned_partitions", "gauge"},
-		{"database_up", "gauge"}, {"kafka_up", "gauge"}, {"build_info", "gauge"},
+		{"database_up", "gauge"}, {"kafka_up", "gauge"}, {"stalled", "gauge"},
+		{"build_info", "gauge"},
 	};
 	char	   *text = render();
 	size_t		i;
@@ -218,7 +219,20 @@ test_health(void **state)
 	assert_true(has_line(text, P "kafka_up 0"));
 	free(text);
 
+	/* a stall (issue 9: health that means progress) */
 	metrics_set_kafka(1);
+	metrics_set_stall("2500 messages wait on orders [3] and no batch committed for 125 s");
+	assert_false(metrics_health(reason, sizeof(reason)));
+	assert_string_equal(reason, "stalled: 2500 messages wait on orders [3] and no batch committed for 125 s");
+	text = render();
+	assert_true(has_line(text, P "stalled 1"));
+	free(text);
+	metrics_set_stall(NULL);
+	assert_true(metrics_health(reason, sizeof(reason)));
+	text = render();
+	assert_true(has_line(text, P "stalled 0"));
+	free(text);
+
 	metrics_set_phase(METRICS_STOPPING);
 	assert_false(metrics_health(reason, sizeof(reason)));
 	assert_string_equal(reason, "shutting down");

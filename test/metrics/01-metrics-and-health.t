@@ -40,7 +40,7 @@ TOMBS=2
 LATE=5
 P=received_orders_feeder_
 
-tap_plan 45
+tap_plan 46
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-metrics.XXXXXX")
 FEEDER_PID=
@@ -273,5 +273,8 @@ else
 	FEEDER_PID=
 fi
 tap_is "$status" 0 "SIGTERM: the feeder exits 0 within 30 s"
+
+tap_cmd "promtool check rules accepts the shipped alert rules" \
+	promtool check rules "$RO_ROOT/deploy/received-orders-feeder.rules.yml"
 
 tap_done
