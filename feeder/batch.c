@@ -12,6 +12,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ batch_init(batch *b, int max_size, int wait_ms)
 	if (b->msgs == NULL)
 		return -1;
 	b->max_size = max_size;
+	b->max_bytes = SIZE_MAX;
 	b->wait_ms = wait_ms;
 	b->first_ms = -1;
 	return 0;
@@ -59,6 +61,7 @@ batch_add(batch *b, const batch_msg *m, int64_t now_ms)
 		return;
 	if (b->count == 0)
 		b->first_ms = now_ms;
+	b->bytes += batch_msg_bytes(m);
 	b->msgs[b->count++] = *m;
 	if (m->value == NULL)
 		b->ntombstones++;
@@ -71,7 +74,7 @@ batch_add(batch *b, const batch_msg *m, int64_t now_ms)
 int
 batch_full(const batch *b)
 {
-	return b->count >= b->max_size;
+	return b->count >= b->max_size || b->closed;
 }
 
 /*
@@ -108,6 +111,8 @@ batch_clear(batch *b, batch_release_fn release)
 			release(b->msgs[i].handle);
 	b->count = 0;
 	b->ntombstones = 0;
+	b->bytes = 0;
+	b->closed = 0;
 	b->first_ms = -1;
 }
 
@@ -128,6 +133,7 @@ batch_remove_if(batch *b, int (*drop) (const batch_msg *m, void *arg),
 				dropped = 0;
 
 	b->ntombstones = 0;
+	b->bytes = 0;
 	for (i = 0; i < b->count; i++)
 	{
 		if (drop(&b->msgs[i], arg))
@@ -140,12 +146,47 @@ batch_remove_if(batch *b, int (*drop) (const batch_msg *m, void *arg),
 		b->msgs[kept] = b->msgs[i];
 		if (b->msgs[kept].value == NULL)
 			b->ntombstones++;
+		b->bytes += batch_msg_bytes(&b->msgs[kept]);
 		kept++;
 	}
 	b->count = kept;
 	if (kept == 0)
 		b->first_ms = -1;
 	return dropped;
+}
+
+/*
+ * batch_msg_bytes
+ *		What a message adds to the encoded batch: value, key and topic,
+ *		and the array elements' own headers.
+ */
+size_t
+batch_msg_bytes(const batch_msg *m)
+{
+	return m->value_len + m->key_len + (m->topic ? strlen(m->topic) : 0) + 40;
+}
+
+/*
+ * batch_set_max_bytes
+ *		Bound the encoded size of a batch (a message larger than the bound
+ *		still goes, alone): PostgreSQL refuses a message over 1 GB, and a
+ *		backend parses a whole batch in memory.
+ */
+void
+batch_set_max_bytes(batch *b, size_t max_bytes)
+{
+	b->max_bytes = max_bytes > 0 ? max_bytes : SIZE_MAX;
+}
+
+/*
+ * batch_fits
+ *		Whether m may join b without passing the byte bound; an empty batch
+ *		takes any message.
+ */
+static int
+batch_fits(const batch *b, const batch_msg *m)
+{
+	return b->count == 0 || b->bytes + batch_msg_bytes(m) <= b->max_bytes;
 }
 
 /*
@@ -162,8 +203,16 @@ batch_fill(batch *b, msg_queue *pending, const batch_source *src)
 {
 	batch_msg	m;
 
-	while (!batch_full(b) && queue_pop(pending, &m))
+	while (!batch_full(b) && queue_peek(pending, &m))
+	{
+		if (!batch_fits(b, &m))
+		{
+			b->closed = 1;
+			return;
+		}
+		queue_pop(pending, &m);
 		batch_add(b, &m, src->now_ms(src->arg));
+	}
 
 	while (!batch_full(b) && !src->stopping(src->arg))
 	{
@@ -182,6 +231,14 @@ batch_fill(batch *b, msg_queue *pending, const batch_source *src)
 
 		if (src->poll(src->arg, timeout, &m))
 		{
+			if (!batch_fits(b, &m))
+			{
+				/* first in the next batch: pending is empty here */
+				if (queue_push(pending, &m) != 0)
+					abort();	/* dropping it would lose a message */
+				b->closed = 1;
+				return;
+			}
 			batch_add(b, &m, src->now_ms(src->arg));
 			continue;
 		}
@@ -230,6 +287,19 @@ queue_push(msg_queue *q, const batch_msg *m)
 	}
 	q->items[q->tail++] = *m;
 	return 0;
+}
+
+/*
+ * queue_peek
+ *		The oldest held message, left in the queue; 0 when empty.
+ */
+int
+queue_peek(const msg_queue *q, batch_msg *out)
+{
+	if (q->head == q->tail)
+		return 0;
+	*out = q->items[q->head];
+	return 1;
 }
 
 /*

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * batch.h
- *	  Assembling batches of Kafka messages (up to N messages or M ms), and
+ *	  Assembling batches of Kafka messages (up to N messages, B bytes or M
+ *	  ms), and
  *	  the queue of messages held back while partitions are paused.
  *
  * Nothing here depends on librdkafka: a message is described by a
@@ -38,6 +39,9 @@ typedef struct batch
 	int			count;
 	int			ntombstones;
 	int			max_size;
+	size_t		max_bytes;		/* bound of the encoded size, a lone message excepted */
+	size_t		bytes;			/* encoded size of the messages held */
+	int			closed;			/* the next message did not fit: deliver now */
 	int			wait_ms;
 	int64_t		first_ms;		/* clock at the first message, -1 if empty */
 } batch;
@@ -65,6 +69,8 @@ typedef struct batch_source
 #define BATCH_POLL_SLICE_MS 100
 
 extern int	batch_init(batch *b, int max_size, int wait_ms);
+extern void batch_set_max_bytes(batch *b, size_t max_bytes);
+extern size_t batch_msg_bytes(const batch_msg *m);
 extern void batch_free(batch *b, batch_release_fn release);
 extern void batch_add(batch *b, const batch_msg *m, int64_t now_ms);
 extern int	batch_full(const batch *b);
@@ -78,6 +84,7 @@ extern void batch_fill(batch *b, msg_queue *pending, const batch_source *src);
 extern void queue_init(msg_queue *q);
 extern int	queue_push(msg_queue *q, const batch_msg *m);
 extern int	queue_pop(msg_queue *q, batch_msg *out);
+extern int	queue_peek(const msg_queue *q, batch_msg *out);
 extern size_t queue_length(const msg_queue *q);
 extern int	queue_remove_if(msg_queue *q, int (*drop) (const batch_msg *m, void *arg),
 							void *arg, batch_release_fn release);

@@ -76,6 +76,7 @@ static const struct
 	{"statement-timeout-ms", OPT_STATEMENT_TIMEOUT_MS},
 	{"lock-timeout-ms", OPT_LOCK_TIMEOUT_MS},
 	{"stall-timeout", OPT_STALL_TIMEOUT},
+	{"batch-max-bytes", OPT_BATCH_MAX_BYTES},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -385,6 +386,12 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 									"%s: expected milliseconds from 0 (the server's) to 86400000, got \"%s\"",
 									where, value);
 			break;
+		case OPT_BATCH_MAX_BYTES:
+			if (config_parse_int(value, 65536, 512 * 1024 * 1024, &cfg->batch_max_bytes) != 0)
+				return config_error(err, errlen,
+									"%s: expected bytes from 65536 to 536870912, got \"%s\"",
+									where, value);
+			break;
 		case OPT_STALL_TIMEOUT:
 			if (config_parse_int(value, 1, 86400, &cfg->stall_timeout_s) != 0)
 				return config_error(err, errlen,
@@ -634,6 +641,7 @@ config_defaults(feeder_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->batch_size = CONFIG_DEFAULT_BATCH_SIZE;
 	cfg->batch_wait_ms = CONFIG_DEFAULT_BATCH_WAIT;
+	cfg->batch_max_bytes = CONFIG_DEFAULT_BATCH_MAX_BYTES;
 	cfg->stats_interval_s = CONFIG_DEFAULT_STATS;
 	cfg->log_level = LOG_INFO;
 	cfg->retry_backoff_ms = CONFIG_DEFAULT_BACKOFF;
@@ -672,6 +680,7 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"statement-timeout-ms", required_argument, NULL, OPT_STATEMENT_TIMEOUT_MS},
 		{"lock-timeout-ms", required_argument, NULL, OPT_LOCK_TIMEOUT_MS},
 		{"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
+		{"batch-max-bytes", required_argument, NULL, OPT_BATCH_MAX_BYTES},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -808,6 +817,8 @@ config_usage(FILE *out)
 		  "                          .pgpass apply as in psql (default: empty)   [$FEEDER_DSN]\n"
 		  "  --batch-size N          messages per transaction, 1..100000 (default 500)\n"
 		  "  --batch-wait-ms MS      close a batch MS ms after its first message (default 100)\n"
+		  "  --batch-max-bytes N     close a batch before its values, keys and topics pass N\n"
+		  "                          bytes; a larger message goes alone (default 16777216)\n"
 		  "  --stats-interval S      counters log line every S seconds, 0 = off (default 10)\n"
 		  "  --client-id ID          Kafka client.id (default received-orders-feeder)\n"
 		  "  --log-level LEVEL       debug, info, warning or error (default info)\n"

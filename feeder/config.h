@@ -49,6 +49,7 @@ typedef enum config_option
 	OPT_STATEMENT_TIMEOUT_MS,
 	OPT_LOCK_TIMEOUT_MS,
 	OPT_STALL_TIMEOUT,
+	OPT_BATCH_MAX_BYTES,
 	OPT_COUNT
 } config_option;
 
@@ -61,6 +62,7 @@ typedef struct feeder_config
 	char	   *dsn;			/* "" means libpq defaults (PG* variables) */
 	int			batch_size;
 	int			batch_wait_ms;
+	int			batch_max_bytes;	/* bound of a batch's encoded size */
 	int			stats_interval_s;	/* 0 disables the counters line */
 	char	   *client_id;
 	log_level	log_level;
@@ -98,6 +100,7 @@ typedef enum config_result
 #define CONFIG_DEFAULT_GROUP		"received-orders-feeder"
 #define CONFIG_DEFAULT_BATCH_SIZE	500
 #define CONFIG_DEFAULT_BATCH_WAIT	100
+#define CONFIG_DEFAULT_BATCH_MAX_BYTES	(16 * 1024 * 1024)
 #define CONFIG_DEFAULT_STATS		10
 #define CONFIG_DEFAULT_BACKOFF		100
 #define CONFIG_DEFAULT_BACKOFF_MAX	5000

@@ -245,6 +245,7 @@ main(int argc, char **argv)
 		return FEEDER_EXIT_RUNTIME;
 	}
 	db_set_timeouts(app.db, cfg.statement_timeout_ms, cfg.lock_timeout_ms);
+	batch_set_max_bytes(&app.batch, (size_t) cfg.batch_max_bytes);
 
 	if (cfg.metrics_listen && metrics_start(cfg.metrics_listen, err, sizeof(err)) != 0)
 	{

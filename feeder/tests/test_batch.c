@@ -115,6 +115,62 @@ test_size_limit(void **state)
 	queue_free(&q, NULL);
 }
 
+/*
+ * The byte bound (issue 9, defect 5) closes a batch before it would pass
+ * it; the message that did not fit starts the next batch, in order, and a
+ * message larger than the bound goes alone.
+ */
+static void
+test_byte_limit(void **state)
+{
+	batch		b;
+	msg_queue	q;
+	batch_msg	big;
+	size_t		one;
+
+	(void) state;
+	fake.n = 5;
+	batch_init(&b, 100, 100);
+	queue_init(&q);
+	memset(&big, 0, sizeof(big));
+	big.topic = "orders";
+	big.value = "{}";
+	big.value_len = 2;
+	one = batch_msg_bytes(&big);
+	batch_set_max_bytes(&b, 2 * one);
+	batch_fill(&b, &q, &src);
+	assert_int_equal(b.count, 2);
+	assert_int_equal(b.bytes, 2 * one);
+	assert_int_equal(queue_length(&q), 1);	/* the third, held for the next */
+	batch_clear(&b, NULL);
+	batch_fill(&b, &q, &src);
+	assert_int_equal(b.count, 2);
+	assert_int_equal(b.msgs[0].offset, 2);
+	assert_int_equal(b.msgs[1].offset, 3);
+	batch_clear(&b, NULL);
+	batch_fill(&b, &q, &src);
+	assert_int_equal(b.count, 1);
+	assert_int_equal(b.msgs[0].offset, 4);
+	batch_clear(&b, NULL);
+
+	/* a message larger than the bound alone, and not with the next */
+	big.value_len = 10 * one;
+	big.offset = 100;
+	assert_int_equal(queue_push(&q, &big), 0);
+	big.value_len = 2;
+	big.offset = 101;
+	assert_int_equal(queue_push(&q, &big), 0);
+	batch_fill(&b, &q, &src);
+	assert_int_equal(b.count, 1);
+	assert_int_equal(b.msgs[0].offset, 100);
+	batch_clear(&b, NULL);
+	assert_int_equal(b.bytes, 0);
+	batch_fill(&b, &q, &src);
+	assert_int_equal(b.msgs[0].offset, 101);
+	batch_free(&b, NULL);
+	queue_free(&q, NULL);
+}
+
 /* The time limit counts from the first message. */
 static void
 test_time_limit(void **state)
@@ -300,6 +356,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_size_limit, reset),
+		cmocka_unit_test_setup(test_byte_limit, reset),
 		cmocka_unit_test_setup(test_time_limit, reset),
 		cmocka_unit_test_setup(test_drain_after_deadline, reset),
 		cmocka_unit_test_setup(test_tombstones, reset),
