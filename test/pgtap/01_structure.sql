@@ -1,19 +1,25 @@
--- 01_structure.sql — the extension's objects are exactly the contract's:
--- schema, tables, column types, keys, defaults, the outcome enum, pg_dump
--- marking (extconfig) and the three functions' signatures.
+-- 01_structure.sql — the extension's objects are exactly the contract's of
+-- version 1.1: schema, tables, column types, keys, defaults, the outcome enum
+-- (with 1.1's 'skipped'), pg_dump marking (extconfig) and the functions'
+-- signatures.  The positions table and 1.1's functions are described in
+-- detail by 07_positions.sql.
 --
 -- Run by pg_prove in a database where pgtap and received_orders are created.
 
 BEGIN;
-SELECT plan(53);
+SELECT plan(64);
 
 -- Extension and schema ------------------------------------------------------
 
 SELECT has_extension('received_orders', 'extension received_orders is installed');
 SELECT is(
 	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
-	'1.0',
-	'extension version is 1.0');
+	'1.1',
+	'extension version is 1.1');
+SELECT is(
+	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
+	(SELECT default_version FROM pg_catalog.pg_available_extensions WHERE name = 'received_orders'),
+	'CREATE EXTENSION installs the control file''s default_version');
 SELECT is(
 	(SELECT extnamespace::regnamespace::text FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
 	'received_orders',
@@ -23,6 +29,9 @@ SELECT is(
 	false,
 	'extension is not relocatable');
 SELECT has_schema('received_orders', 'schema received_orders exists');
+SELECT tables_are('received_orders',
+	ARRAY['received_orders', 'received_orders_quarantine', 'received_orders_positions']::name[],
+	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions');
 
 -- Table received_orders ------------------------------------------------------
 
@@ -65,12 +74,19 @@ SELECT col_is_unique('received_orders', 'received_orders_quarantine',
 	ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset']::name[],
 	'quarantine has a UNIQUE constraint on (kafka_topic, kafka_partition, kafka_offset)');
 
+-- Table received_orders_positions (1.1) -----------------------------------------
+
+SELECT has_table('received_orders', 'received_orders_positions', 'table received_orders.received_orders_positions exists');
+SELECT col_is_pk('received_orders', 'received_orders_positions',
+	ARRAY['consumer_group', 'kafka_topic', 'kafka_partition']::name[],
+	'positions primary key is (consumer_group, kafka_topic, kafka_partition)');
+
 -- Outcome enum -----------------------------------------------------------------
 
 SELECT has_enum('received_orders', 'materialize_outcome', 'enum received_orders.materialize_outcome exists');
 SELECT enum_has_labels('received_orders', 'materialize_outcome',
-	ARRAY['inserted', 'duplicate', 'conflict', 'rejected']::name[],
-	'materialize_outcome labels are inserted, duplicate, conflict, rejected in that order');
+	ARRAY['inserted', 'duplicate', 'conflict', 'rejected', 'skipped']::name[],
+	'materialize_outcome labels are inserted, duplicate, conflict, rejected, skipped in that order');
 
 -- pg_dump marking --------------------------------------------------------------
 
@@ -86,8 +102,25 @@ SELECT ok(
 	pg_catalog.pg_get_serial_sequence('received_orders.received_orders_quarantine', 'id')::regclass = ANY
 		((SELECT extconfig FROM pg_catalog.pg_extension WHERE extname = 'received_orders')::oid[]),
 	'the quarantine id sequence is marked in pg_extension.extconfig (dumped by pg_dump)');
+SELECT ok(
+	'received_orders.received_orders_positions'::regclass = ANY
+		((SELECT extconfig FROM pg_catalog.pg_extension WHERE extname = 'received_orders')::oid[]),
+	'received_orders_positions is marked in pg_extension.extconfig (dumped by pg_dump)');
 
 -- Functions ---------------------------------------------------------------------
+
+SELECT is(
+	(SELECT array_agg(p.oid::regprocedure::text ORDER BY p.oid::regprocedure::text)
+	   FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'received_orders'::regnamespace),
+	ARRAY['received_orders.consumer_positions(text)',
+	      'received_orders.forget_consumer_positions(text,text)',
+	      'received_orders.materialize_order(jsonb)',
+	      'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])',
+	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])',
+	      'received_orders.replay_quarantined(bigint)',
+	      'received_orders.restart_position(text,text,integer,bigint,bigint)',
+	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
+	'schema received_orders holds exactly the eight functions of 1.1');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');
@@ -121,7 +154,18 @@ SELECT is(
 	'id bigint',
 	'replay_quarantined takes (id bigint)');
 
--- NULL input must raise (22004), so none of the functions may be STRICT.
+SELECT has_function('received_orders', 'materialize_orders', ARRAY['text', 'bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]'],
+	'function received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]) exists (1.1)');
+SELECT has_function('received_orders', 'consumer_positions', ARRAY['text'],
+	'function received_orders.consumer_positions(text) exists (1.1)');
+SELECT has_function('received_orders', 'restart_position', ARRAY['text', 'text', 'integer', 'bigint', 'bigint'],
+	'function received_orders.restart_position(text, text, integer, bigint, bigint) exists (1.1)');
+SELECT has_function('received_orders', 'set_consumer_position', ARRAY['text', 'text', 'integer', 'bigint'],
+	'function received_orders.set_consumer_position(text, text, integer, bigint) exists (1.1)');
+SELECT has_function('received_orders', 'forget_consumer_positions', ARRAY['text', 'text'],
+	'function received_orders.forget_consumer_positions(text, text) exists (1.1)');
+
+-- NULL input must raise (22004), so none of these functions may be STRICT.
 SELECT isnt_strict('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'materialize_order is not STRICT (NULL must raise, not return NULL)');
 SELECT isnt_strict('received_orders', 'materialize_orders', ARRAY['bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]'],

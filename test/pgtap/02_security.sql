@@ -1,14 +1,18 @@
--- 02_security.sql — the three functions are SECURITY DEFINER with a pinned
--- search_path and no EXECUTE for PUBLIC; a role holding only USAGE on the
--- schema and EXECUTE can materialize but cannot touch the tables; a role
--- without EXECUTE cannot call them; a caller's search_path (temp tables, an
--- impostor schema with look-alike tables, operators and functions) cannot
--- redirect what the functions read or write.
+-- 02_security.sql — every function (1.0's three and 1.1's group overload,
+-- consumer_positions, restart_position, set_consumer_position,
+-- forget_consumer_positions) is
+-- SECURITY DEFINER with a pinned search_path and no EXECUTE for PUBLIC; a
+-- role holding only USAGE on the schema and EXECUTE can materialize but
+-- cannot touch the tables; a role without EXECUTE cannot call them; a
+-- caller's search_path (temp tables, an impostor schema with look-alike
+-- tables, operators and functions) cannot redirect what the functions read or
+-- write.  1.1's functions called by a role, and the positions table under a
+-- hostile search_path: 07_positions.sql.
 --
 -- Roles and schema are created inside the transaction and rolled back.
 
 BEGIN;
-SELECT plan(36);
+SELECT plan(54);
 
 -- Roles: the feeder (USAGE + EXECUTE only) and a stranger (USAGE, no EXECUTE).
 CREATE ROLE ro_test_feeder NOLOGIN;
@@ -26,6 +30,16 @@ SELECT is_definer('received_orders', 'materialize_orders', ARRAY['bytea[]', 'tex
 	'materialize_orders is SECURITY DEFINER');
 SELECT is_definer('received_orders', 'replay_quarantined', ARRAY['bigint'],
 	'replay_quarantined is SECURITY DEFINER');
+SELECT is_definer('received_orders', 'materialize_orders', ARRAY['text', 'bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]'],
+	'materialize_orders (group overload) is SECURITY DEFINER');
+SELECT is_definer('received_orders', 'consumer_positions', ARRAY['text'],
+	'consumer_positions is SECURITY DEFINER');
+SELECT is_definer('received_orders', 'restart_position', ARRAY['text', 'text', 'integer', 'bigint', 'bigint'],
+	'restart_position is SECURITY DEFINER');
+SELECT is_definer('received_orders', 'set_consumer_position', ARRAY['text', 'text', 'integer', 'bigint'],
+	'set_consumer_position is SECURITY DEFINER');
+SELECT is_definer('received_orders', 'forget_consumer_positions', ARRAY['text', 'text'],
+	'forget_consumer_positions is SECURITY DEFINER');
 
 SELECT is(
 	(SELECT proconfig FROM pg_catalog.pg_proc WHERE oid = 'received_orders.materialize_order(jsonb)'::regprocedure),
@@ -40,6 +54,35 @@ SELECT is(
 	(SELECT proconfig FROM pg_catalog.pg_proc WHERE oid = 'received_orders.replay_quarantined(bigint)'::regprocedure),
 	'{"search_path=pg_catalog, pg_temp"}'::text[],
 	'replay_quarantined pins search_path = pg_catalog, pg_temp');
+SELECT is(
+	(SELECT proconfig FROM pg_catalog.pg_proc
+	  WHERE oid = 'received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[])'::regprocedure),
+	'{"search_path=pg_catalog, pg_temp"}'::text[],
+	'materialize_orders (group overload) pins search_path = pg_catalog, pg_temp');
+SELECT is(
+	(SELECT proconfig FROM pg_catalog.pg_proc WHERE oid = 'received_orders.consumer_positions(text)'::regprocedure),
+	'{"search_path=pg_catalog, pg_temp"}'::text[],
+	'consumer_positions pins search_path = pg_catalog, pg_temp');
+SELECT is(
+	(SELECT proconfig FROM pg_catalog.pg_proc
+	  WHERE oid = 'received_orders.restart_position(text, text, integer, bigint, bigint)'::regprocedure),
+	'{"search_path=pg_catalog, pg_temp"}'::text[],
+	'restart_position pins search_path = pg_catalog, pg_temp');
+SELECT is(
+	(SELECT proconfig FROM pg_catalog.pg_proc
+	  WHERE oid = 'received_orders.set_consumer_position(text, text, integer, bigint)'::regprocedure),
+	'{"search_path=pg_catalog, pg_temp"}'::text[],
+	'set_consumer_position pins search_path = pg_catalog, pg_temp');
+SELECT is(
+	(SELECT proconfig FROM pg_catalog.pg_proc WHERE oid = 'received_orders.forget_consumer_positions(text, text)'::regprocedure),
+	'{"search_path=pg_catalog, pg_temp"}'::text[],
+	'forget_consumer_positions pins search_path = pg_catalog, pg_temp');
+SELECT is_empty(
+	$$SELECT p.oid::regprocedure::text
+	    FROM pg_catalog.pg_proc p
+	   WHERE p.pronamespace = 'received_orders'::regnamespace
+	     AND (NOT p.prosecdef OR p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'::text[])$$,
+	'every function of schema received_orders is SECURITY DEFINER with search_path pinned');
 
 -- Privileges as catalogued --------------------------------------------------------
 
@@ -50,6 +93,19 @@ SELECT function_privs_are('received_orders', 'materialize_orders', ARRAY['bytea[
 	'PUBLIC cannot EXECUTE materialize_orders');
 SELECT function_privs_are('received_orders', 'replay_quarantined', ARRAY['bigint'], 'public', '{}'::text[],
 	'PUBLIC cannot EXECUTE replay_quarantined');
+SELECT function_privs_are('received_orders', 'materialize_orders', ARRAY['text', 'bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]'],
+	'public', '{}'::text[],
+	'PUBLIC cannot EXECUTE materialize_orders (group overload)');
+SELECT function_privs_are('received_orders', 'consumer_positions', ARRAY['text'], 'public', '{}'::text[],
+	'PUBLIC cannot EXECUTE consumer_positions');
+SELECT function_privs_are('received_orders', 'restart_position', ARRAY['text', 'text', 'integer', 'bigint', 'bigint'],
+	'public', '{}'::text[],
+	'PUBLIC cannot EXECUTE restart_position');
+SELECT function_privs_are('received_orders', 'set_consumer_position', ARRAY['text', 'text', 'integer', 'bigint'],
+	'public', '{}'::text[],
+	'PUBLIC cannot EXECUTE set_consumer_position');
+SELECT function_privs_are('received_orders', 'forget_consumer_positions', ARRAY['text', 'text'], 'public', '{}'::text[],
+	'PUBLIC cannot EXECUTE forget_consumer_positions');
 SELECT is_empty(
 	$$SELECT p.oid::regprocedure::text
 	    FROM pg_catalog.pg_proc p
@@ -73,6 +129,21 @@ SELECT function_privs_are('received_orders', 'materialize_orders', ARRAY['bytea[
 	'an ungranted role cannot EXECUTE materialize_orders');
 SELECT function_privs_are('received_orders', 'replay_quarantined', ARRAY['bigint'], 'ro_test_stranger', '{}'::text[],
 	'an ungranted role cannot EXECUTE replay_quarantined');
+SELECT is_empty(
+	$$SELECT p.oid::regprocedure::text
+	    FROM pg_catalog.pg_proc p
+	   WHERE p.pronamespace = 'received_orders'::regnamespace
+	     AND pg_catalog.has_function_privilege('ro_test_stranger', p.oid, 'EXECUTE')$$,
+	'an ungranted role cannot EXECUTE any function of schema received_orders (1.1''s included)');
+SELECT is_empty(
+	$$SELECT p.oid::regprocedure::text
+	    FROM pg_catalog.pg_proc p
+	   WHERE p.pronamespace = 'received_orders'::regnamespace
+	     AND p.oid NOT IN ('received_orders.materialize_order(jsonb)'::regprocedure,
+	                       'received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[])'::regprocedure,
+	                       'received_orders.replay_quarantined(bigint)'::regprocedure)
+	     AND pg_catalog.has_function_privilege('ro_test_feeder', p.oid, 'EXECUTE')$$,
+	'a role granted 1.0''s three functions cannot EXECUTE any of 1.1''s');
 
 -- The granted role calls every function ------------------------------------------
 
