@@ -36,7 +36,9 @@ typedef struct feeder_app
 	int64_t		next_idle_commit_ms;	/* earliest next idle offset commit */
 	int			db_config_error;	/* fatal found by an idle reconnection */
 	uint64_t	positions_session;	/* database session whose positions were checked */
-	int			positions_failing;	/* positions could not be read (logged once) */
+	int			positions_failing;	/* failed reads of positions in a row */
+	char		positions_fail_sqlstate[6];	/* SQLSTATE of the last one logged */
+	int64_t		positions_logged_ms;	/* when a failure was last logged */
 	int			positions_fatal;	/* a position out of range: exit 5 */
 	int64_t		next_positions_ms;	/* next idle positions check */
 	int64_t		last_commit_ms; /* when the last batch committed (or start) */

@@ -202,39 +202,57 @@ positions_log_start(const char *topic, int32_t partition, int64_t offset,
 	log_end(&line);
 }
 
+/* While positions cannot be read, a failure is logged again this often. */
+#define POSITIONS_RELOG_MS 30000
+
 /*
  * positions_read
- *		The group's positions from the database; on failure the reason is
- *		logged once per run of failures, and a configuration error marks
- *		the feeder for exit 3.
+ *		The group's positions from the database.  A configuration error
+ *		marks the feeder for exit 3.  Other failures are logged: the first
+ *		of a run at warning level (a reconnection usually follows), then at
+ *		error level whenever the SQLSTATE changes (the database came back
+ *		refusing the role: 28P01) and every POSITIONS_RELOG_MS while the
+ *		failures go on, so that a partition waiting for its start is never
+ *		a silent wait.
  */
 static db_error_class
 positions_read(feeder_app *app, db_position **positions, int *n, db_error *err)
 {
 	db_error_class cls = db_read_positions(app->db, positions, n, err);
+	int64_t		now;
 
 	if (cls == DB_ERR_NONE)
 	{
 		app->positions_failing = 0;
+		app->positions_fail_sqlstate[0] = '\0';
 		return cls;
 	}
 	if (cls == DB_ERR_FATAL)
 	{
 		deliver_log_fatal(err);
 		app->db_config_error = 1;
+		return cls;
 	}
-	else if (!app->positions_failing)
+	now = loop_now_ms();
+	app->positions_failing++;
+	if (app->positions_failing == 1 ||
+		strcmp(err->sqlstate, app->positions_fail_sqlstate) != 0 ||
+		now - app->positions_logged_ms >= POSITIONS_RELOG_MS)
 	{
 		log_line	line;
 
-		log_begin(&line, LOG_WARNING, "positions_unavailable");
+		log_begin(&line, app->positions_failing == 1 ? LOG_WARNING : LOG_ERROR,
+				  "positions_unavailable");
 		if (err->sqlstate[0])
 			log_kv_str(&line, "sqlstate", err->sqlstate);
 		log_kv_str(&line, "error", err->message);
+		log_kv_int(&line, "failures", app->positions_failing);
 		log_kv_str(&line, "action", "partitions wait, paused, until the database answers");
 		log_end(&line);
+		snprintf(app->positions_fail_sqlstate, sizeof(app->positions_fail_sqlstate),
+				 "%s", err->sqlstate);
+		app->positions_logged_ms = now;
 	}
-	app->positions_failing = 1;
 	return cls;
 }
 
