@@ -43,6 +43,7 @@ typedef struct feeder_app
 	int64_t		next_positions_ms;	/* next idle positions check */
 	int64_t		last_commit_ms; /* when the last batch committed (or start) */
 	int64_t		waiting_since_ms;	/* since when messages wait, -1: none */
+	int			capped_commits; /* commits since a split capped the batch size */
 } feeder_app;
 
 typedef enum deliver_result

@@ -156,6 +156,36 @@ batch_remove_if(batch *b, int (*drop) (const batch_msg *m, void *arg),
 }
 
 /*
+ * batch_split
+ *		Keep the first half of a batch of two or more messages and put the
+ *		second half back at the front of pending, in order, so that it is
+ *		the next batch: a batch that failed because of its size is retried
+ *		in halves, never whole again.  Returns the number of messages put
+ *		back; 0 when the batch holds one message (or pending cannot grow:
+ *		the batch is then retried whole).
+ */
+int
+batch_split(batch *b, msg_queue *pending)
+{
+	int			keep = b->count / 2;
+	int			back = b->count - keep;
+	int			i;
+
+	if (b->count < 2 || queue_unshift(pending, b->msgs + keep, (size_t) back) != 0)
+		return 0;
+	b->count = keep;
+	b->bytes = 0;
+	b->ntombstones = 0;
+	for (i = 0; i < keep; i++)
+	{
+		b->bytes += batch_msg_bytes(&b->msgs[i]);
+		if (b->msgs[i].value == NULL)
+			b->ntombstones++;
+	}
+	return back;
+}
+
+/*
  * batch_msg_bytes
  *		What a message adds to the encoded batch: value, key and topic,
  *		and the array elements' own headers.
@@ -286,6 +316,43 @@ queue_push(msg_queue *q, const batch_msg *m)
 		}
 	}
 	q->items[q->tail++] = *m;
+	return 0;
+}
+
+/*
+ * queue_unshift
+ *		Put n messages back in front of the held ones, in their order (they
+ *		were taken before them); 0 on success, -1 on out of memory (the
+ *		queue is unchanged).
+ */
+int
+queue_unshift(msg_queue *q, const batch_msg *msgs, size_t n)
+{
+	size_t		held = q->tail - q->head;
+
+	if (n == 0)
+		return 0;
+	if (q->head < n)
+	{
+		if (held + n > q->cap)
+		{
+			size_t		cap = q->cap ? q->cap : 64;
+			batch_msg  *items;
+
+			while (cap < held + n)
+				cap *= 2;
+			items = realloc(q->items, cap * sizeof(batch_msg));
+			if (items == NULL)
+				return -1;
+			q->items = items;
+			q->cap = cap;
+		}
+		memmove(q->items + n, q->items + q->head, held * sizeof(batch_msg));
+		q->head = n;
+		q->tail = n + held;
+	}
+	q->head -= n;
+	memcpy(q->items + q->head, msgs, n * sizeof(batch_msg));
 	return 0;
 }
 

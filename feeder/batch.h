@@ -80,10 +80,12 @@ extern void batch_clear(batch *b, batch_release_fn release);
 extern int	batch_remove_if(batch *b, int (*drop) (const batch_msg *m, void *arg),
 							void *arg, batch_release_fn release);
 extern void batch_fill(batch *b, msg_queue *pending, const batch_source *src);
+extern int	batch_split(batch *b, msg_queue *pending);
 
 extern void queue_init(msg_queue *q);
 extern int	queue_push(msg_queue *q, const batch_msg *m);
 extern int	queue_pop(msg_queue *q, batch_msg *out);
+extern int	queue_unshift(msg_queue *q, const batch_msg *msgs, size_t n);
 extern int	queue_peek(const msg_queue *q, batch_msg *out);
 extern size_t queue_length(const msg_queue *q);
 extern int	queue_remove_if(msg_queue *q, int (*drop) (const batch_msg *m, void *arg),

@@ -108,6 +108,22 @@ db_retry_reason_of(const char *s, const char *step)
 }
 
 /*
+ * db_size_caused
+ *		Whether a failed call may have failed because of the batch's size:
+ *		the server ran out of memory (53200) or passed one of its program
+ *		limits (class 54: a value, an array or the statement too large).
+ *		Such a batch of several messages is retried in halves (deliver.c),
+ *		since the same batch would fail again.
+ */
+int
+db_size_caused(const char *sqlstate)
+{
+	if (sqlstate == NULL || strlen(sqlstate) != 5)
+		return 0;
+	return strcmp(sqlstate, "53200") == 0 || strncmp(sqlstate, "54", 2) == 0;
+}
+
+/*
  * db_retry_reason_name
  *		The class label of retries_total.
  */

@@ -36,6 +36,7 @@ typedef enum db_retry_reason
 extern db_error_class db_classify_sqlstate(const char *sqlstate);
 extern db_retry_reason db_retry_reason_of(const char *sqlstate, const char *step);
 extern const char *db_retry_reason_name(db_retry_reason reason);
+extern int	db_size_caused(const char *sqlstate);
 extern void db_connect_sqlstate(const char *message, char out[6]);
 extern db_error_class db_classify_connect(const char *sqlstate, int needs_password,
 										  int first);

@@ -175,6 +175,57 @@ deliver_maybe_reconnect(feeder_app *app, const db_error *err, int failures)
 }
 
 /*
+ * deliver_maybe_split
+ *		A batch of several messages that failed because of its size (out
+ *		of memory, a program limit: db_size_caused) is retried in halves:
+ *		its second half goes back in front of the held messages and the
+ *		next batches are capped at what is left, so the same batch is never
+ *		sent again.  The cap doubles back towards --batch-size with each
+ *		commit (deliver_grow_cap).
+ */
+static void
+deliver_maybe_split(feeder_app *app, const db_error *err)
+{
+	int			was = app->batch.count;
+	int			back;
+	log_line	line;
+
+	if (!db_size_caused(err->sqlstate) ||
+		(back = batch_split(&app->batch, &app->pending)) == 0)
+		return;
+	app->batch.max_size = app->batch.count;
+	app->capped_commits = 0;
+	app->stats.splits++;
+	log_begin(&line, LOG_WARNING, "batch_split");
+	log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_int(&line, "messages", was);
+	log_kv_int(&line, "retrying", app->batch.count);
+	log_kv_int(&line, "held_back", back);
+	log_kv_str(&line, "reason", "the batch failed for its size: retried in halves, smaller batches until commits succeed");
+	log_end(&line);
+}
+
+/* Commits at a capped batch size before the cap doubles again. */
+#define DELIVER_GROW_AFTER 10
+
+/*
+ * deliver_grow_cap
+ *		After DELIVER_GROW_AFTER commits under the batch size cap set by a
+ *		split, double the cap back towards --batch-size: a limit that stays
+ *		costs one failed attempt per doubling, not one per batch.
+ */
+static void
+deliver_grow_cap(feeder_app *app)
+{
+	int			max = app->cfg->batch_size;
+
+	if (app->batch.max_size >= max || ++app->capped_commits < DELIVER_GROW_AFTER)
+		return;
+	app->capped_commits = 0;
+	app->batch.max_size = app->batch.max_size > max / 2 ? max : app->batch.max_size * 2;
+}
+
+/*
  * deliver_batch
  *		Run app->batch through the database until it commits, then
  *		acknowledge it.  See the file header for the error paths.  The
@@ -246,6 +297,7 @@ deliver_batch(feeder_app *app)
 			deliver_report(app, rows, nrows);
 			kafka_store_offsets(app->kc, &app->batch);
 			app->stats.batches++;
+			deliver_grow_cap(app);
 			app->last_commit_ms = loop_now_ms();
 			metrics_observe_batch(deliver_seconds() - started);
 			metrics_set_database(1, NULL);
@@ -284,6 +336,7 @@ deliver_batch(feeder_app *app)
 		metrics_count_retry(db_retry_reason_of(err.sqlstate, err.step));
 		delay = backoff_delay_ms(&app->backoff, attempt, backoff_random());
 		deliver_log_retry(app, &err, attempt, delay);
+		deliver_maybe_split(app, &err);
 		attempt++;
 		deliver_maybe_reconnect(app, &err, attempt);
 		kafka_pause(app->kc);

@@ -437,6 +437,9 @@ metrics_render_locked(metrics_buf *buf)
 	metrics_counter(buf, "batches_abandoned_total",
 					"Batches dropped unacknowledged at shutdown while the database was failing.",
 					s->abandoned);
+	metrics_counter(buf, "batch_splits_total",
+					"Batches halved after failing for their size (out of memory, a program limit): the halves were retried.",
+					s->splits);
 
 	metrics_family(buf, "retries_total", "counter",
 				   "Failed batch attempts that were retried, by class of error.");

@@ -277,6 +277,95 @@ test_pending_first(void **state)
 	queue_free(&q, NULL);
 }
 
+/*
+ * A batch that failed for its size is split: the first half stays, the
+ * second half goes back in front of the held messages, in order, and
+ * becomes the next batch; halving again ends at one message.
+ */
+static void
+test_split(void **state)
+{
+	batch		b;
+	msg_queue	q;
+	batch_msg	m;
+	int			i;
+
+	(void) state;
+	batch_init(&b, 8, 50);
+	queue_init(&q);
+	for (i = 0; i < 10; i++)
+	{
+		memset(&m, 0, sizeof(m));
+		m.offset = 100 + i;
+		m.value = i == 1 ? NULL : "xyz";
+		m.value_len = i == 1 ? 0 : 3;
+		assert_int_equal(queue_push(&q, &m), 0);
+	}
+	/* the queue's head has moved: the unshift reuses the room before it */
+	batch_fill(&b, &q, &src);
+	assert_int_equal(b.count, 8);
+	assert_int_equal(queue_length(&q), 2);
+
+	assert_int_equal(batch_split(&b, &q), 4);
+	assert_int_equal(b.count, 4);
+	assert_int_equal(b.ntombstones, 1);
+	assert_int_equal(b.bytes, 3 * batch_msg_bytes(&b.msgs[0]) + batch_msg_bytes(&b.msgs[1]));
+	assert_int_equal(b.msgs[3].offset, 103);
+	assert_int_equal(queue_length(&q), 6);
+	for (i = 0; i < 6; i++)
+	{
+		assert_int_equal(queue_pop(&q, &m), 1);
+		assert_int_equal(m.offset, 104 + i);
+		/* put it back at the end: the order must survive */
+		assert_int_equal(queue_push(&q, &m), 0);
+	}
+
+	assert_int_equal(batch_split(&b, &q), 2);
+	assert_int_equal(batch_split(&b, &q), 1);
+	assert_int_equal(b.count, 1);
+	assert_int_equal(b.msgs[0].offset, 100);
+	assert_int_equal(batch_split(&b, &q), 0);	/* one message: retried as is */
+	assert_int_equal(b.count, 1);
+	assert_int_equal(queue_length(&q), 9);
+	for (i = 0; i < 9; i++)
+	{
+		assert_int_equal(queue_pop(&q, &m), 1);
+		assert_int_equal(m.offset, 101 + i);
+	}
+	batch_free(&b, NULL);
+	queue_free(&q, NULL);
+}
+
+/* Unshifting into an empty queue, and past its capacity, keeps the order. */
+static void
+test_unshift_grows(void **state)
+{
+	msg_queue	q;
+	batch_msg	msgs[100];
+	batch_msg	m;
+	int			i;
+
+	(void) state;
+	queue_init(&q);
+	memset(msgs, 0, sizeof(msgs));
+	for (i = 0; i < 100; i++)
+		msgs[i].offset = i;
+	memset(&m, 0, sizeof(m));
+	m.offset = 1000;
+	assert_int_equal(queue_push(&q, &m), 0);
+	assert_int_equal(queue_unshift(&q, msgs, 100), 0);
+	assert_int_equal(queue_length(&q), 101);
+	for (i = 0; i < 100; i++)
+	{
+		assert_int_equal(queue_pop(&q, &m), 1);
+		assert_int_equal(m.offset, i);
+	}
+	assert_int_equal(queue_pop(&q, &m), 1);
+	assert_int_equal(m.offset, 1000);
+	assert_int_equal(queue_pop(&q, &m), 0);
+	queue_free(&q, NULL);
+}
+
 /* A stopping source ends the fill without waiting. */
 static void
 test_stopping(void **state)
@@ -361,6 +450,8 @@ main(void)
 		cmocka_unit_test_setup(test_drain_after_deadline, reset),
 		cmocka_unit_test_setup(test_tombstones, reset),
 		cmocka_unit_test_setup(test_pending_first, reset),
+		cmocka_unit_test_setup(test_split, reset),
+		cmocka_unit_test_setup(test_unshift_grows, reset),
 		cmocka_unit_test_setup(test_stopping, reset),
 		cmocka_unit_test_setup(test_remove_if, reset),
 	};

@@ -161,6 +161,23 @@ test_retry_reasons(void **state)
 	assert_string_equal(db_retry_reason_name(DB_RETRY_NREASONS), "other");
 }
 
+/* Out of memory and program limits are size-caused; nothing else is. */
+static void
+test_size_caused(void **state)
+{
+	(void) state;
+	assert_true(db_size_caused("53200"));
+	assert_true(db_size_caused("54000"));
+	assert_true(db_size_caused("54001"));
+	assert_false(db_size_caused("53300"));
+	assert_false(db_size_caused("53100"));
+	assert_false(db_size_caused("22P02"));
+	assert_false(db_size_caused("40001"));
+	assert_false(db_size_caused(""));
+	assert_false(db_size_caused(NULL));
+	assert_false(db_size_caused("54"));
+}
+
 int
 main(void)
 {
@@ -171,6 +188,7 @@ main(void)
 		cmocka_unit_test(test_connect_sqlstate),
 		cmocka_unit_test(test_connect_failures),
 		cmocka_unit_test(test_retry_reasons),
+		cmocka_unit_test(test_size_caused),
 	};
 
 	return cmocka_run_group_tests_name("db_errors", tests, NULL, NULL);
