@@ -32,6 +32,11 @@ typedef struct kafka_slot
 	int64_t		start_store;	/* start offset to store for the group, -1 */
 	int			paused;			/* paused in librdkafka by us (kept there
 								 * across revoke and re-assign) */
+	int64_t		asked_ms;		/* last broker query for its lag, 0: never */
+	int64_t		asked_lo;		/* watermarks that query returned, -1 */
+	int64_t		asked_hi;
+	int64_t		asked_committed;	/* the group's committed offset it
+									 * returned, -1: none */
 } kafka_slot;
 
 struct kafka_consumer
@@ -46,6 +51,7 @@ struct kafka_consumer
 	int			up;				/* brokers reachable: 1, 0, -1 unknown */
 	int			uncommitted;	/* offsets stored since the last commit */
 	int			starts_pending; /* some slot has a start_store */
+	int			ask_budget;		/* broker queries left in this lag refresh */
 	feeder_stats *stats;
 	kafka_start_fn start_fn;	/* chooses start offsets on assignment */
 	void	   *start_arg;

@@ -18,19 +18,81 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kafka.h"
 #include "kafka_int.h"
 
+/* A partition not fetched yet is asked about at most this often ... */
+#define KAFKA_ASK_INTERVAL_MS 5000
+/* ... each broker query waits at most this long ... */
+#define KAFKA_ASK_TIMEOUT_MS 200
+/* ... and one lag refresh asks about this many partitions at most. */
+#define KAFKA_ASK_BUDGET 4
+
+/*
+ * kafka_now_ms
+ *		Monotonic clock in milliseconds.
+ */
+static int64_t
+kafka_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * kafka_slot_ask
+ *		For a partition that has not been fetched in this assignment (it
+ *		waits for its start position, or stays paused), librdkafka caches
+ *		no watermarks: ask the brokers, with a short timeout and at most
+ *		every KAFKA_ASK_INTERVAL_MS (KAFKA_ASK_BUDGET partitions per refresh,
+ *		so the loop never blocks long), for its watermarks and the group's
+ *		committed offset.  The answers are kept in the slot.
+ */
+static void
+kafka_slot_ask(kafka_consumer *kc, kafka_slot *s)
+{
+	int64_t		now = kafka_now_ms();
+	int64_t		lo,
+				hi;
+	rd_kafka_topic_partition_list_t *l;
+
+	if (kc->up == 0 || kc->ask_budget <= 0 ||
+		(s->asked_ms != 0 && now - s->asked_ms < KAFKA_ASK_INTERVAL_MS))
+		return;
+	kc->ask_budget--;
+	s->asked_ms = now;
+	if (rd_kafka_query_watermark_offsets(kc->rk, s->topic, s->partition, &lo, &hi,
+										 KAFKA_ASK_TIMEOUT_MS) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		hi >= 0)
+	{
+		s->asked_lo = lo;
+		s->asked_hi = hi;
+	}
+	l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(l, s->topic, s->partition);
+	if (rd_kafka_committed(kc->rk, l, KAFKA_ASK_TIMEOUT_MS) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		l->elems[0].err == RD_KAFKA_RESP_ERR_NO_ERROR)
+		s->asked_committed = l->elems[0].offset >= 0 ? l->elems[0].offset : -1;
+	rd_kafka_topic_partition_list_destroy(l);
+}
+
 /*
  * kafka_slot_lag
  *		Messages between what was acknowledged (or, before the first
- *		acknowledgement, the first offset consumed or the fetch position)
- *		and the cached high watermark of one assigned partition; -1 when
- *		not known yet.
+ *		acknowledgement, the first offset consumed, the fetch position, the
+ *		database's position, the group's committed offset, or else the
+ *		partition's first offset: auto.offset.reset is always earliest) and
+ *		the high watermark of one assigned partition.  A partition that has
+ *		not been fetched yet gets its watermarks and committed offset from
+ *		the brokers (kafka_slot_ask), so that every assigned partition has
+ *		a lag from its assignment on.  -1 when the brokers did not answer.
  */
 static int64_t
-kafka_slot_lag(kafka_consumer *kc, const kafka_slot *s)
+kafka_slot_lag(kafka_consumer *kc, kafka_slot *s)
 {
 	int64_t		lo,
 				hi,
@@ -39,7 +101,13 @@ kafka_slot_lag(kafka_consumer *kc, const kafka_slot *s)
 	if (rd_kafka_get_watermark_offsets(kc->rk, s->topic, s->partition,
 									   &lo, &hi) != RD_KAFKA_RESP_ERR_NO_ERROR ||
 		hi < 0)
-		return -1;
+	{
+		kafka_slot_ask(kc, s);
+		lo = s->asked_lo;
+		hi = s->asked_hi;
+		if (hi < 0)
+			return -1;
+	}
 	if (s->acked >= 0)
 		from = s->acked;
 	else if (s->first_seen >= 0)
@@ -53,6 +121,15 @@ kafka_slot_lag(kafka_consumer *kc, const kafka_slot *s)
 			l->elems[0].offset >= 0)
 			from = l->elems[0].offset;
 		rd_kafka_topic_partition_list_destroy(l);
+	}
+	if (from < 0 && s->db_next >= 0)
+		from = s->db_next;
+	if (from < 0 && s->committed >= 0)
+		from = s->committed;
+	if (from < 0)
+	{
+		kafka_slot_ask(kc, s);
+		from = s->asked_committed >= 0 ? s->asked_committed : lo;
 	}
 	if (from < 0)
 		return -1;
@@ -71,6 +148,7 @@ kafka_lag(kafka_consumer *kc)
 	int			known = 0;
 	int			i;
 
+	kc->ask_budget = KAFKA_ASK_BUDGET;
 	for (i = 0; i < kc->nslots; i++)
 	{
 		int64_t		l;
@@ -101,6 +179,7 @@ kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out)
 				n = 0;
 
 	*out = NULL;
+	kc->ask_budget = KAFKA_ASK_BUDGET;
 	lags = malloc(sizeof(kafka_partition_lag) * (size_t) (kc->nslots > 0 ? kc->nslots : 1));
 	if (lags == NULL)
 		return -1;

@@ -14,7 +14,8 @@
  * Counters are monotonic by construction (the main thread only adds);
  * database_up and kafka_up are 0/1 gauges (kafka_up is 0 while unknown,
  * just after the start); consumer_lag has one series per assigned
- * partition whose lag is known.
+ * partition whose lag is known, from its assignment on (kafka_status.c
+ * asks the brokers about a partition not fetched yet).
  *
  *-------------------------------------------------------------------------
  */
