@@ -37,6 +37,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -111,6 +112,7 @@ static void BatchDeconstruct(Batch *batch, FunctionCallInfo fcinfo, int argno,
 							 bool **nulls);
 static void BatchReject(BatchItem *item, int sqlerrcode, const char *message,
 						const char *detail);
+static char *BatchClip(const char *s);
 static bool BatchTry(BatchStep step, Batch *batch, BatchItem *item);
 static void BatchParseItem(Batch *batch, BatchItem *item);
 static void BatchSortCandidates(Batch *batch);
@@ -119,6 +121,7 @@ static void BatchInsertRangeStep(Batch *batch, BatchItem *unused);
 static void BatchInsertByHalves(Batch *batch, int start, int end);
 static void BatchResolveNotInserted(Batch *batch);
 static void BatchQuarantine(Batch *batch);
+static void BatchCheckBounds(Batch *batch);
 static void BatchCheckCoordinates(Batch *batch);
 static void BatchRecordPositions(Batch *batch);
 static int	BatchComparePartitions(const void *a, const void *b, void *arg);
@@ -355,6 +358,7 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group)
 					 &batch.offsets, &batch.offsets_null);
 	BatchDeconstruct(&batch, fcinfo, first_arg + 4, "kafka_keys", BYTEAOID,
 					 &batch.keys, &batch.keys_null);
+	BatchCheckBounds(&batch);
 	if (consumer_group != NULL)
 		BatchCheckCoordinates(&batch);
 
@@ -512,8 +516,27 @@ BatchReject(BatchItem *item, int sqlerrcode, const char *message,
 	item->state = BATCH_DECIDED;
 	item->outcome = RO_OUTCOME_REJECTED;
 	item->sqlerrcode = sqlerrcode;
-	item->message = detail ? psprintf("%s: %s", message, detail) :
-		pstrdup(message);
+	item->message = detail ?
+		psprintf("%s: %s", BatchClip(message), BatchClip(detail)) :
+		BatchClip(message);
+}
+
+/*
+ * BatchClip
+ *		A copy of a message cut to RO_MAX_REASON_PART_BYTES at a character
+ *		boundary, with an ellipsis when cut: PostgreSQL's JSON errors quote
+ *		the whole offending token, and the reason is stored per element.
+ */
+static char *
+BatchClip(const char *s)
+{
+	int			len = strlen(s);
+	int			cut;
+
+	if (len <= RO_MAX_REASON_PART_BYTES)
+		return pstrdup(s);
+	cut = pg_mbcliplen(s, len, RO_MAX_REASON_PART_BYTES - 3);
+	return psprintf("%.*s\xe2\x80\xa6", cut, s);	/* U+2026 */
 }
 
 /*
@@ -787,6 +810,41 @@ BatchQuarantine(Batch *batch)
 }
 
 /*
+ * BatchCheckBounds
+ *		What one call may ask to store is bounded: at most
+ *		RO_MAX_BATCH_ELEMENTS elements (54000, so that a caller splits the
+ *		batch), topics of at most Kafka's 249 bytes and a consumer group of
+ *		at most RO_MAX_GROUP_BYTES (22023).
+ */
+static void
+BatchCheckBounds(Batch *batch)
+{
+	if (batch->count > RO_MAX_BATCH_ELEMENTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a batch holds at most %d messages, not %d",
+						RO_MAX_BATCH_ELEMENTS, batch->count),
+				 errhint("Split it into several calls.")));
+	if (batch->consumer_group != NULL &&
+		VARSIZE_ANY_EXHDR(batch->consumer_group) > RO_MAX_GROUP_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("consumer group is %d bytes long; at most %d are allowed",
+						(int) VARSIZE_ANY_EXHDR(batch->consumer_group),
+						RO_MAX_GROUP_BYTES)));
+	for (int i = 0; i < batch->count; i++)
+	{
+		if (!batch->topics_null[i] &&
+			VARSIZE_ANY_EXHDR(DatumGetTextPP(batch->topics[i])) > RO_MAX_TOPIC_BYTES)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("element %d has a Kafka topic of %d bytes; Kafka allows at most %d",
+							i + 1, (int) VARSIZE_ANY_EXHDR(DatumGetTextPP(batch->topics[i])),
+							RO_MAX_TOPIC_BYTES)));
+	}
+}
+
+/*
  * BatchCheckCoordinates
  *		With a consumer group, every element must name its topic, partition
  *		and offset, as Kafka gives them: positions are made of them.
@@ -923,6 +981,7 @@ replay_quarantined(PG_FUNCTION_ARGS)
 {
 	int64		id;
 	bytea	   *raw_value;
+	int64		received_bytes;
 	char	   *hint;
 	RoEventError err;
 	RoEvent		event;
@@ -937,7 +996,7 @@ replay_quarantined(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 
-	if (!RoStoreFetchQuarantined(id, &raw_value))
+	if (!RoStoreFetchQuarantined(id, &raw_value, &received_bytes))
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("quarantined message %lld does not exist",
@@ -948,6 +1007,15 @@ replay_quarantined(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("quarantined message %lld has no value", (long long) id),
 				 errhint("Set its raw_value to the repaired event, or delete the row.")));
+
+	if (received_bytes >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("quarantined message %lld keeps only the first %d of its %lld bytes",
+						(long long) id, (int) VARSIZE_ANY_EXHDR(raw_value),
+						(long long) received_bytes),
+				 errdetail("A value larger than received_orders.max_event_bytes is quarantined as its prefix, its length and its digest."),
+				 errhint("Re-read it from Kafka at its coordinates after a superuser raised received_orders.max_event_bytes, or set raw_value to the whole repaired event and raw_value_bytes to NULL, then replay it.")));
 
 	hint = psprintf("Repair raw_value of quarantined message %lld and replay it again; nothing was changed.",
 					(long long) id);

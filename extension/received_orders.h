@@ -26,6 +26,23 @@
 /* Deepest JSON nesting accepted; real events stay far below. */
 #define RO_MAX_NESTING_DEPTH 512
 
+/*
+ * What the quarantine keeps of a key or value larger than
+ * received_orders.max_event_bytes: its first bytes (with its length and the
+ * message's digest).
+ */
+#define RO_QUARANTINE_PREFIX_BYTES 4096
+
+/* Elements in one batch call (the feeder's largest --batch-size). */
+#define RO_MAX_BATCH_ELEMENTS 100000
+
+/* Longest Kafka topic name (Kafka's own limit) and consumer group. */
+#define RO_MAX_TOPIC_BYTES 249
+#define RO_MAX_GROUP_BYTES 255
+
+/* Bound of a rejection's message and of its detail in a reason. */
+#define RO_MAX_REASON_PART_BYTES 256
+
 /* Labels of received_orders.materialize_outcome, in enum order. */
 typedef enum RoOutcome
 {
@@ -84,7 +101,8 @@ extern void RoStoreQuarantine(Datum topic, bool topic_null,
 							  Datum raw_value, bool raw_value_null,
 							  const pg_uuid_t *order_id, RoOutcome outcome,
 							  int sqlerrcode, const char *reason);
-extern bool RoStoreFetchQuarantined(int64 id, bytea **raw_value);
+extern bool RoStoreFetchQuarantined(int64 id, bytea **raw_value,
+									int64 *received_bytes);
 extern bool RoStoreInsertsSuppressible(void);
 extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
 									Datum *partitions, Datum *next_offsets,

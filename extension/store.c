@@ -16,16 +16,19 @@
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "catalog/namespace.h"
 #include "utils/lsyscache.h"
 
 #include "received_orders.h"
+
+static bool StoreQuarantineHasDigest(void);
 
 /* One kept SPI plan: its text, its parameter types and the plan itself. */
 typedef struct StorePlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[9];
+	Oid			argtypes[10];
 	SPIPlanPtr	plan;
 } StorePlan;
 
@@ -63,7 +66,41 @@ static StorePlan lookup_many_plan = {
 	1, {UUIDARRAYOID}
 };
 
+/*
+ * Since 1.1 a quarantine row is unique on its coordinates and the digest of
+ * the whole message (key and value, NULL told from empty), and a key or value
+ * larger than received_orders.max_event_bytes ($10) keeps only its first
+ * RO_QUARANTINE_PREFIX_BYTES, with its length.  The digest's formula is the
+ * one of the 1.0--1.1 update script, which fills it for 1.0's rows.
+ */
+#define STORE_PREFIX(n) \
+	"CASE WHEN pg_catalog.length($" #n ") OPERATOR(pg_catalog.>) $10" \
+	" THEN pg_catalog.substring($" #n ", 1, " CppAsString2(RO_QUARANTINE_PREFIX_BYTES) ")" \
+	" ELSE $" #n " END"
+
 static StorePlan quarantine_plan = {
+	"INSERT INTO " RO_SCHEMA ".received_orders_quarantine"
+	" (kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,"
+	"  order_id, outcome, sqlstate, reason, kafka_key_bytes, raw_value_bytes,"
+	"  message_digest)"
+	" VALUES ($1, $2, $3, " STORE_PREFIX(4) ", " STORE_PREFIX(5) ", $6,"
+	"  CAST($7 AS " RO_SCHEMA ".materialize_outcome), $8, $9,"
+	"  CASE WHEN pg_catalog.length($4) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($4) END,"
+	"  CASE WHEN pg_catalog.length($5) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($5) END,"
+	"  pg_catalog.sha256("
+	"   CASE WHEN $4 IS NULL THEN '\\x00'::pg_catalog.bytea"
+	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||)"
+	"     pg_catalog.int4send(pg_catalog.length($4)) OPERATOR(pg_catalog.||) $4 END"
+	"   OPERATOR(pg_catalog.||)"
+	"   CASE WHEN $5 IS NULL THEN '\\x00'::pg_catalog.bytea"
+	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||) $5 END))"
+	" ON CONFLICT ON CONSTRAINT received_orders_quarantine_message_key DO NOTHING",
+	10, {TEXTOID, INT4OID, INT8OID, BYTEAOID, BYTEAOID, UUIDOID, TEXTOID,
+	TEXTOID, TEXTOID, INT4OID}
+};
+
+/* 1.0's quarantine (a 1.1 library before ALTER EXTENSION ... UPDATE). */
+static StorePlan quarantine_1_0_plan = {
 	"INSERT INTO " RO_SCHEMA ".received_orders_quarantine"
 	" (kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,"
 	"  order_id, outcome, sqlstate, reason)"
@@ -90,7 +127,13 @@ static StorePlan suppressible_plan = {
 };
 
 static StorePlan fetch_quarantined_plan = {
-	"SELECT raw_value FROM " RO_SCHEMA ".received_orders_quarantine"
+	"SELECT raw_value, raw_value_bytes FROM " RO_SCHEMA ".received_orders_quarantine"
+	" WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+	1, {INT8OID}
+};
+
+static StorePlan fetch_quarantined_1_0_plan = {
+	"SELECT raw_value, NULL::pg_catalog.int4 FROM " RO_SCHEMA ".received_orders_quarantine"
 	" WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 	1, {INT8OID}
 };
@@ -340,8 +383,8 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 				  const pg_uuid_t *order_id, RoOutcome outcome,
 				  int sqlerrcode, const char *reason)
 {
-	Datum		values[9];
-	char		nulls[9];
+	Datum		values[10];
+	char		nulls[10];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = topic;
@@ -359,28 +402,54 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 	values[6] = CStringGetTextDatum(RoOutcomeLabel(outcome));
 	values[7] = CStringGetTextDatum(unpack_sql_state(sqlerrcode));
 	values[8] = CStringGetTextDatum(reason);
-	StoreExecute(&quarantine_plan, values, nulls, SPI_OK_INSERT);
+	values[9] = Int32GetDatum(RoMaxEventBytes);
+	nulls[9] = ' ';
+	if (StoreQuarantineHasDigest())
+		StoreExecute(&quarantine_plan, values, nulls, SPI_OK_INSERT);
+	else
+		StoreExecute(&quarantine_1_0_plan, values, nulls, SPI_OK_INSERT);
+}
+
+/*
+ * StoreQuarantineHasDigest
+ *		Whether the installed quarantine is 1.1's (message_digest), not
+ *		1.0's: a 1.1 library serves a 1.0 installation until ALTER
+ *		EXTENSION ... UPDATE.  Asked on every use (a syscache lookup), since
+ *		the update may happen while a backend lives.
+ */
+static bool
+StoreQuarantineHasDigest(void)
+{
+	Oid			nsp = get_namespace_oid(RO_SCHEMA, false);
+	Oid			rel = get_relname_relid("received_orders_quarantine", nsp);
+
+	return OidIsValid(rel) && get_attnum(rel, "message_digest") != InvalidAttrNumber;
 }
 
 /*
  * RoStoreFetchQuarantined
- *		Lock a quarantine row and return its raw value (NULL if it has none);
- *		false if no row has that id.
+ *		Lock a quarantine row and return its raw value (NULL if it has none)
+ *		and, when it keeps only a prefix of the value, the value's length as
+ *		received (else -1); false if no row has that id.
  */
 bool
-RoStoreFetchQuarantined(int64 id, bytea **raw_value)
+RoStoreFetchQuarantined(int64 id, bytea **raw_value, int64 *received_bytes)
 {
 	Datum		values[1];
 	bool		isnull;
-	Datum		raw;
+	Datum		datum;
 
 	values[0] = Int64GetDatum(id);
-	StoreExecute(&fetch_quarantined_plan, values, NULL, SPI_OK_SELECT);
+	StoreExecute(StoreQuarantineHasDigest() ? &fetch_quarantined_plan :
+				 &fetch_quarantined_1_0_plan, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return false;
-	raw = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						&isnull);
-	*raw_value = isnull ? NULL : DatumGetByteaPCopy(raw);
+	datum = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						  &isnull);
+	*raw_value = isnull ? NULL : DatumGetByteaPCopy(datum);
+	datum = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+						  &isnull);
+	*received_bytes = isnull ? -1 : DatumGetInt32(datum);
 	return true;
 }
 

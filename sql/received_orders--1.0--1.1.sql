@@ -24,6 +24,46 @@
 
 \echo Use "ALTER EXTENSION received_orders UPDATE TO '1.1'" to load this file. \quit
 
+-- The schema holds SECURITY DEFINER functions owned by a superuser: it must
+-- not be owned, or writable, by anyone else.  CREATE EXTENSION adopts a
+-- schema of that name that already exists, whoever made it; a database owner
+-- who pre-created it would own the schema of superuser code (and could
+-- replace the tables the functions write).  1.0's script cannot be changed,
+-- so this check runs here, in the same transaction: CREATE EXTENSION (which
+-- runs 1.0, then this update) and ALTER EXTENSION ... UPDATE both refuse.
+DO $check$
+DECLARE
+	owner_name name;
+	owner_super boolean;
+	writers text;
+BEGIN
+	SELECT r.rolname, r.rolsuper INTO owner_name, owner_super
+	  FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) n.nspowner
+	 WHERE n.nspname OPERATOR(pg_catalog.=) 'received_orders';
+	IF NOT owner_super THEN
+		RAISE EXCEPTION 'schema received_orders is owned by role "%", which is not a superuser', owner_name
+			USING ERRCODE = 'insufficient_privilege',
+			      DETAIL = 'The extension''s SECURITY DEFINER functions run as a superuser; whoever owns their schema could replace what they read and write.',
+			      HINT = 'Let CREATE EXTENSION create the schema: drop the existing one (after checking what it holds), or make a superuser its owner (ALTER SCHEMA received_orders OWNER TO postgres) and revoke CREATE from other roles.';
+	END IF;
+	SELECT pg_catalog.string_agg(CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+	                                  ELSE pg_catalog.quote_ident(r.rolname) END, ', ')
+	  INTO writers
+	  FROM pg_catalog.pg_namespace n,
+	       LATERAL pg_catalog.aclexplode(n.nspacl) a
+	       LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+	 WHERE n.nspname OPERATOR(pg_catalog.=) 'received_orders'
+	   AND a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+	   AND (a.grantee OPERATOR(pg_catalog.=) 0 OR NOT r.rolsuper);
+	IF writers IS NOT NULL THEN
+		RAISE EXCEPTION 'roles that are not superusers may create objects in schema received_orders: %', writers
+			USING ERRCODE = 'insufficient_privilege',
+			      DETAIL = 'An object they create there could be found by the extension''s SECURITY DEFINER functions.',
+			      HINT = 'REVOKE CREATE ON SCHEMA received_orders FROM those roles, then retry.';
+	END IF;
+END
+$check$;
+
 -- A message the caller acknowledges without materializing it (a tombstone):
 -- only its position is recorded.
 ALTER TYPE received_orders.materialize_outcome ADD VALUE 'skipped';
@@ -226,3 +266,51 @@ REVOKE EXECUTE ON FUNCTION received_orders.forget_consumer_positions(text, text)
 
 COMMENT ON FUNCTION received_orders.forget_consumer_positions(text, text) IS
 	'Forget a consumer group''s positions (of one topic, or all); returns how many were removed';
+
+-- The quarantine keeps every message that is not a redelivery.  1.0 kept one
+-- row per Kafka coordinates and dropped the next message at the same
+-- coordinates unchecked: after a topic was deleted and re-created, a move to
+-- another cluster, or a row forged by a caller, a real rejected or
+-- conflicting message was reported quarantined and stored nowhere.  Now a row
+-- is unique on its coordinates and the digest of the message's bytes (key and
+-- value): a redelivery (same bytes, same coordinates) is still stored once,
+-- anything else gets its own row.  NULLS NOT DISTINCT: messages without
+-- coordinates (a call without them) are stored once per distinct bytes, not
+-- once per call.
+--
+-- Storage is bounded: a key or value larger than received_orders.max_event_bytes
+-- is stored as its first 4096 bytes, with its length as received in
+-- kafka_key_bytes / raw_value_bytes (NULL when the column holds the whole
+-- key or value) and the digest of the whole message.
+ALTER TABLE received_orders.received_orders_quarantine
+	ADD COLUMN kafka_key_bytes integer,
+	ADD COLUMN raw_value_bytes integer,
+	ADD COLUMN message_digest bytea;
+
+UPDATE received_orders.received_orders_quarantine q
+   SET message_digest = pg_catalog.sha256(
+           CASE WHEN q.kafka_key IS NULL THEN '\x00'::bytea
+                ELSE '\x01'::bytea OPERATOR(pg_catalog.||) pg_catalog.int4send(pg_catalog.length(q.kafka_key))
+                     OPERATOR(pg_catalog.||) q.kafka_key END
+           OPERATOR(pg_catalog.||)
+           CASE WHEN q.raw_value IS NULL THEN '\x00'::bytea
+                ELSE '\x01'::bytea OPERATOR(pg_catalog.||) q.raw_value END);
+
+ALTER TABLE received_orders.received_orders_quarantine
+	ALTER COLUMN message_digest SET NOT NULL,
+	DROP CONSTRAINT received_orders_quarantine_coordinates_key,
+	ADD CONSTRAINT received_orders_quarantine_message_key
+		UNIQUE NULLS NOT DISTINCT (kafka_topic, kafka_partition, kafka_offset, message_digest),
+	ADD CONSTRAINT received_orders_quarantine_digest_check
+		CHECK (pg_catalog.length(message_digest) OPERATOR(pg_catalog.=) 32),
+	ADD CONSTRAINT received_orders_quarantine_lengths_check
+		CHECK (kafka_key_bytes OPERATOR(pg_catalog.>) 0 AND raw_value_bytes OPERATOR(pg_catalog.>) 0);
+
+COMMENT ON COLUMN received_orders.received_orders_quarantine.raw_value IS
+	'The Kafka value as received, or its first 4096 bytes when it was larger than received_orders.max_event_bytes (see raw_value_bytes)';
+COMMENT ON COLUMN received_orders.received_orders_quarantine.raw_value_bytes IS
+	'Length of the value as received when raw_value keeps only its first 4096 bytes (it was larger than received_orders.max_event_bytes); NULL when raw_value is the whole value. Set it to NULL with a repaired raw_value';
+COMMENT ON COLUMN received_orders.received_orders_quarantine.kafka_key_bytes IS
+	'Length of the key as received when kafka_key keeps only its first 4096 bytes; NULL when kafka_key is the whole key';
+COMMENT ON COLUMN received_orders.received_orders_quarantine.message_digest IS
+	'SHA-256 of the whole message as received (key and value): a redelivery at the same coordinates has the same digest';

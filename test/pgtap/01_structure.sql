@@ -7,7 +7,7 @@
 -- Run by pg_prove in a database where pgtap and received_orders are created.
 
 BEGIN;
-SELECT plan(64);
+SELECT plan(69);
 
 -- Extension and schema ------------------------------------------------------
 
@@ -71,8 +71,16 @@ SELECT isnt(
 	NULL,
 	'quarantine.id is fed by an owned sequence (bigserial)');
 SELECT col_is_unique('received_orders', 'received_orders_quarantine',
-	ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset']::name[],
-	'quarantine has a UNIQUE constraint on (kafka_topic, kafka_partition, kafka_offset)');
+	ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset', 'message_digest']::name[],
+	'quarantine has a UNIQUE constraint on (kafka_topic, kafka_partition, kafka_offset, message_digest): one row per message, a redelivery once');
+SELECT is(
+	(SELECT indnullsnotdistinct FROM pg_catalog.pg_index
+	  WHERE indexrelid = 'received_orders.received_orders_quarantine_message_key'::regclass),
+	true, 'its NULLs are not distinct: messages without coordinates are stored once per distinct message');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'message_digest', 'bytea', 'quarantine.message_digest is bytea');
+SELECT col_not_null('received_orders', 'received_orders_quarantine', 'message_digest', 'quarantine.message_digest is NOT NULL');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'raw_value_bytes', 'integer', 'quarantine.raw_value_bytes is integer');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'kafka_key_bytes', 'integer', 'quarantine.kafka_key_bytes is integer');
 
 -- Table received_orders_positions (1.1) -----------------------------------------
 

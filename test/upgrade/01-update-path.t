@@ -99,21 +99,29 @@ missing_objects() {
 			('received_orders_positions', 'kafka_topic', 'text', true, '1.1'),
 			('received_orders_positions', 'kafka_partition', 'integer', true, '1.1'),
 			('received_orders_positions', 'next_offset', 'bigint', true, '1.1'),
-			('received_orders_positions', 'updated_at', 'timestamp with time zone', true, '1.1');
+			('received_orders_positions', 'updated_at', 'timestamp with time zone', true, '1.1'),
+			('received_orders_quarantine', 'kafka_key_bytes', 'integer', false, '1.1'),
+			('received_orders_quarantine', 'raw_value_bytes', 'integer', false, '1.1'),
+			('received_orders_quarantine', 'message_digest', 'bytea', true, '1.1');
 		CREATE TEMP VIEW want_defaults(tab, col, since) AS VALUES
 			('received_orders', 'received_at', '1.0'),
 			('received_orders_quarantine', 'quarantined_at', '1.0'),
 			('received_orders_positions', 'updated_at', '1.1');
-		CREATE TEMP VIEW want_keys(tab, kind, cols, since) AS VALUES
-			('received_orders', 'primary key', ARRAY['order_id'], '1.0'),
-			('received_orders_quarantine', 'primary key', ARRAY['id'], '1.0'),
-			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset'], '1.0'),
-			('received_orders_positions', 'primary key', ARRAY['consumer_group', 'kafka_topic', 'kafka_partition'], '1.1');
+		-- until: the first version without it (1.1 keeps a quarantine row per
+		-- message, not per coordinates)
+		CREATE TEMP VIEW want_keys(tab, kind, cols, since, until) AS VALUES
+			('received_orders', 'primary key', ARRAY['order_id'], '1.0', NULL),
+			('received_orders_quarantine', 'primary key', ARRAY['id'], '1.0', NULL),
+			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset'], '1.0', '1.1'),
+			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset', 'message_digest'], '1.1', NULL),
+			('received_orders_positions', 'primary key', ARRAY['consumer_group', 'kafka_topic', 'kafka_partition'], '1.1', NULL);
 		CREATE TEMP VIEW want_checks(tab, name, since) AS VALUES
 			('received_orders_positions', 'received_orders_positions_group_check', '1.1'),
 			('received_orders_positions', 'received_orders_positions_topic_check', '1.1'),
 			('received_orders_positions', 'received_orders_positions_partition_check', '1.1'),
-			('received_orders_positions', 'received_orders_positions_offset_check', '1.1');
+			('received_orders_positions', 'received_orders_positions_offset_check', '1.1'),
+			('received_orders_quarantine', 'received_orders_quarantine_digest_check', '1.1'),
+			('received_orders_quarantine', 'received_orders_quarantine_lengths_check', '1.1');
 		CREATE TEMP VIEW want_labels(label, ord, since) AS VALUES
 			('inserted', 1, '1.0'), ('duplicate', 2, '1.0'), ('conflict', 3, '1.0'), ('rejected', 4, '1.0'),
 			('skipped', 5, '1.1');
@@ -157,7 +165,8 @@ missing_objects() {
 		UNION ALL
 		SELECT k.kind || ' (' || array_to_string(k.cols, ', ') || ') on ' || k.tab
 		  FROM want_keys k JOIN in_version USING (since)
-		 WHERE NOT EXISTS (
+		 WHERE (k.until IS NULL OR string_to_array(:'version', '.')::int[] < string_to_array(k.until, '.')::int[])
+		   AND NOT EXISTS (
 			SELECT FROM pg_index i
 			 WHERE i.indrelid = to_regclass('received_orders.' || k.tab)
 			   AND i.indisunique AND (k.kind = 'unique' OR i.indisprimary)
@@ -210,7 +219,7 @@ insecure_functions() {
 		ORDER BY 1"
 }
 
-tap_plan 27
+tap_plan 28
 
 pg_ensure_cluster >&2
 # roles are the cluster's: dropped after the databases holding their grants
@@ -277,7 +286,15 @@ tap_is "$(extversion "$FRESH")|$(missing_objects "$FRESH" "$DEFAULT")" "$DEFAULT
 tap_is "$(members "$OLD")" "$(members "$FRESH")" \
 	"the updated extension has exactly the member objects of a fresh install"
 
-tap_is "$(ro_snapshot "$OLD")" "$BEFORE" "every order and quarantined message survives the update"
+tap_is "$(ro_snapshot "$OLD" 1.0)" "$BEFORE" "every order and quarantined message survives the update"
+
+tap_is "$(pg_query "$OLD" "SELECT count(*) FILTER (WHERE message_digest = sha256(
+		    CASE WHEN kafka_key IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || int4send(length(kafka_key)) || kafka_key END
+		    || CASE WHEN raw_value IS NULL THEN '\\x00'::bytea ELSE '\\x01'::bytea || raw_value END)),
+		  count(*) FILTER (WHERE kafka_key_bytes IS NULL AND raw_value_bytes IS NULL), count(*) > 0
+		  FROM received_orders.received_orders_quarantine")" \
+	"$(pg_query "$OLD" "SELECT count(*), count(*), true FROM received_orders.received_orders_quarantine")" \
+	"the update gives every quarantined message the digest of its key and value (their lengths stay NULL: kept whole)"
 
 tap_is "$(pg_query "$OLD" "$(materialize_sql 1 EXT-1) $(materialize_sql 4 EXT-4)
 		SELECT outcome FROM received_orders.materialize_orders(
@@ -286,7 +303,7 @@ tap_is "$(pg_query "$OLD" "$(materialize_sql 1 EXT-1) $(materialize_sql 4 EXT-4)
 		SELECT count(*) FROM received_orders.received_orders;
 		SELECT count(*) FROM received_orders.received_orders_quarantine")" \
 	$'duplicate\ninserted\nrejected\nrejected\n4\n2' \
-	"after the update: duplicates found, new orders stored, quarantine still unique on its coordinates"
+	"after the update: duplicates found, new orders stored, a redelivered rejected message still quarantined once"
 
 # The role's grants survive the update --------------------------------------------
 
