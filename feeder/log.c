@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,76 +103,166 @@ log_append(log_line *line, const char *s, size_t n)
 }
 
 /*
+ * log_utf8_decode
+ *		The length of the well-formed UTF-8 sequence at p (no overlong
+ *		form, no surrogate, at most U+10FFFF) and its code point in *cp; 0
+ *		when the bytes at p do not start one.
+ */
+static int
+log_utf8_decode(const unsigned char *p, uint32_t *cp)
+{
+	int			n,
+				i;
+	uint32_t	c;
+
+	if (p[0] < 0x80)
+	{
+		*cp = p[0];
+		return 1;
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+	{
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;			/* also stops at the terminating NUL */
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+		(c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/*
+ * log_escaped_code_point
+ *		Characters that must not reach a terminal or a log viewer as they
+ *		are: C0 and C1 controls, DEL, the bidirectional formatting
+ *		characters (which can make a line read differently from its bytes)
+ *		and the Unicode line and paragraph separators.
+ */
+static int
+log_escaped_code_point(uint32_t cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||
+		cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+		(cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/*
+ * log_token
+ *		The next token of value's output at p: its bytes in tok (an escape,
+ *		or the character itself) and the input bytes it consumes.  Sets
+ *		*escaped when the token is not the input as it is.
+ */
+static size_t
+log_token(const unsigned char *p, char tok[12], size_t *toklen, int *escaped)
+{
+	uint32_t	cp;
+	int			n = log_utf8_decode(p, &cp);
+
+	*escaped = 1;
+	if (n == 0)
+	{
+		*toklen = (size_t) snprintf(tok, 12, "\\x%02x", p[0]);
+		return 1;
+	}
+	switch (cp)
+	{
+		case '"':
+			*toklen = 2, memcpy(tok, "\\\"", 2);
+			return 1;
+		case '\\':
+			*toklen = 2, memcpy(tok, "\\\\", 2);
+			return 1;
+		case '\n':
+			*toklen = 2, memcpy(tok, "\\n", 2);
+			return 1;
+		case '\r':
+			*toklen = 2, memcpy(tok, "\\r", 2);
+			return 1;
+		case '\t':
+			*toklen = 2, memcpy(tok, "\\t", 2);
+			return 1;
+	}
+	if (log_escaped_code_point(cp))
+	{
+		*toklen = (size_t) (cp < 0x80 ? snprintf(tok, 12, "\\x%02x", cp) :
+							snprintf(tok, 12, "\\u%04x", cp));
+		return (size_t) n;
+	}
+	*escaped = (cp == ' ' || cp == '=');	/* plain, but needs the quotes */
+	memcpy(tok, p, (size_t) n);
+	*toklen = (size_t) n;
+	return (size_t) n;
+}
+
+/*
  * log_quote_value
  *		Write value into out as a log field value: bare when it is a plain
- *		token, double-quoted with escapes otherwise.  Returns the length
- *		written (without the terminating NUL).  Used by the log_kv_*
- *		functions and by the unit tests.
+ *		token, double-quoted with escapes otherwise (controls, C1 controls,
+ *		bidirectional formatting characters, invalid UTF-8 bytes; see
+ *		log_token).  A value that does not fit in outlen is cut between
+ *		characters, never inside a UTF-8 sequence or an escape, and ends with
+ *		"..." inside its closing quote, so the fields after it stay whole.
+ *		Returns the length written (without the terminating NUL).  Used by
+ *		the log_kv_* functions and by the unit tests.
  */
 size_t
 log_quote_value(char *out, size_t outlen, const char *value)
 {
-	size_t		len = 0;
-	int			needs_quotes = (value[0] == '\0');
 	const unsigned char *p;
+	char		tok[12];
+	size_t		toklen,
+				len = 0;
+	size_t		total = 0;
+	int			escaped,
+				cut,
+				needs_quotes = (value[0] == '\0');
 
 	if (outlen == 0)
 		return 0;
-	for (p = (const unsigned char *) value; *p; p++)
+	for (p = (const unsigned char *) value; *p;)
 	{
-		if (*p <= ' ' || *p == '"' || *p == '=' || *p == '\\' || *p == 0x7f)
+		p += log_token(p, tok, &toklen, &escaped);
+		needs_quotes |= escaped;
+		total += toklen;
+	}
+	cut = total + (needs_quotes ? 2 : 0) + 1 > outlen;
+	if (cut)
+		needs_quotes = 1;		/* "..." inside quotes */
+
+	if (needs_quotes && outlen < 7)
+	{
+		out[0] = '\0';		/* no room for "\"...\"" */
+		return 0;
+	}
+	if (needs_quotes)
+		out[len++] = '"';
+	for (p = (const unsigned char *) value; *p;)
+	{
+		size_t		used = log_token(p, tok, &toklen, &escaped);
+
+		/* when cutting, keep room for the cut mark, the quote and the NUL */
+		if (cut && len + toklen + 3 + 1 + 1 > outlen)
 		{
-			needs_quotes = 1;
+			memcpy(out + len, "...", 3);
+			len += 3;
 			break;
 		}
-	}
-
-#define PUT(c) do { if (len + 1 < outlen) out[len++] = (c); } while (0)
-	if (needs_quotes)
-		PUT('"');
-	for (p = (const unsigned char *) value; *p; p++)
-	{
-		switch (*p)
-		{
-			case '"':
-				PUT('\\');
-				PUT('"');
-				break;
-			case '\\':
-				PUT('\\');
-				PUT('\\');
-				break;
-			case '\n':
-				PUT('\\');
-				PUT('n');
-				break;
-			case '\r':
-				PUT('\\');
-				PUT('r');
-				break;
-			case '\t':
-				PUT('\\');
-				PUT('t');
-				break;
-			default:
-				if (*p < ' ' || *p == 0x7f)
-				{
-					char		hex[5];
-
-					snprintf(hex, sizeof(hex), "\\x%02x", *p);
-					PUT(hex[0]);
-					PUT(hex[1]);
-					PUT(hex[2]);
-					PUT(hex[3]);
-				}
-				else
-					PUT((char) *p);
-				break;
-		}
+		memcpy(out + len, tok, toklen);
+		len += toklen;
+		p += used;
 	}
 	if (needs_quotes)
-		PUT('"');
-#undef PUT
+		out[len++] = '"';
 	out[len] = '\0';
 	return len;
 }
@@ -211,12 +302,14 @@ log_begin(log_line *line, log_level level, const char *event)
 /*
  * log_kv_str
  *		Append " key=value", quoting the value as needed; NULL is written as
- *		an empty quoted string.
+ *		an empty quoted string.  A value is cut at LOG_VALUE_MAX bytes, so
+ *		that one long field (a reason, an error) never pushes the fields
+ *		after it off the line.
  */
 void
 log_kv_str(log_line *line, const char *key, const char *value)
 {
-	char		quoted[LOG_LINE_MAX];
+	char		quoted[LOG_VALUE_MAX];
 	size_t		n;
 
 	if (!line->enabled)
@@ -224,7 +317,7 @@ log_kv_str(log_line *line, const char *key, const char *value)
 	log_append(line, " ", 1);
 	log_append(line, key, strlen(key));
 	log_append(line, "=", 1);
-	n = log_quote_value(quoted, sizeof(quoted), value ? value : "");
+	n = log_quote_value(quoted, LOG_VALUE_MAX, value ? value : "");
 	log_append(line, quoted, n);
 }
 

@@ -25,6 +25,8 @@ typedef enum log_level
 } log_level;
 
 #define LOG_LINE_MAX 4096
+/* Longest field value written (quoted and escaped), cut beyond. */
+#define LOG_VALUE_MAX 1024
 
 typedef struct log_line
 {

@@ -98,9 +98,69 @@ test_quote_value(void **state)
 	assert_string_equal(buf, "\"\"");
 	log_quote_value(buf, sizeof(buf), "\x01");
 	assert_string_equal(buf, "\"\\x01\"");
-	/* truncation keeps the buffer terminated */
+	/* a value cut to fit ends with "..." inside its quotes */
+	log_quote_value(buf, 7, "abcdefg");
+	assert_string_equal(buf, "\"a...\"");
 	log_quote_value(buf, 4, "abcdef");
-	assert_string_equal(buf, "abc");
+	assert_string_equal(buf, "");
+	log_quote_value(buf, 7, "abcdef");
+	assert_string_equal(buf, "abcdef");
+	log_quote_value(buf, 8, "abcdefgh");
+	assert_string_equal(buf, "\"ab...\"");
+}
+
+/*
+ * Issue 10, log hygiene: C1 controls, bidirectional formatting characters,
+ * line separators and invalid UTF-8 from event contents are escaped; other
+ * non-ASCII text stays as it is; a cut never splits a UTF-8 sequence or an
+ * escape.
+ */
+static void
+test_quote_hostile(void **state)
+{
+	char		buf[128];
+	char		small[14];
+
+	(void) state;
+	log_quote_value(buf, sizeof(buf), "caf\xc3\xa9");
+	assert_string_equal(buf, "caf\xc3\xa9");
+	/* U+0085 NEL and U+009B CSI (C1) */
+	log_quote_value(buf, sizeof(buf), "a\xc2\x85" "b\xc2\x9b" "c");
+	assert_string_equal(buf, "\"a\\u0085b\\u009bc\"");
+	/* U+202E RIGHT-TO-LEFT OVERRIDE, U+2066 LRI, U+200F RLM, U+061C ALM */
+	log_quote_value(buf, sizeof(buf), "x\xe2\x80\xae" "y\xe2\x81\xa6" "z\xe2\x80\x8f\xd8\x9c");
+	assert_string_equal(buf, "\"x\\u202ey\\u2066z\\u200f\\u061c\"");
+	/* U+2028 LINE SEPARATOR */
+	log_quote_value(buf, sizeof(buf), "l\xe2\x80\xa8m");
+	assert_string_equal(buf, "\"l\\u2028m\"");
+	/* invalid UTF-8: a lone continuation byte, an overlong form, a surrogate, a cut sequence */
+	log_quote_value(buf, sizeof(buf), "\x80\xc0\xaf\xed\xa0\x80\xe2\x80");
+	assert_string_equal(buf, "\"\\x80\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x80\"");
+	/* a cut between characters: "é" (2 bytes) is not split */
+	log_quote_value(small, sizeof(small), "ab\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+	assert_string_equal(small, "\"ab\xc3\xa9\xc3\xa9\xc3\xa9...\"");
+	/* nor an escape */
+	log_quote_value(small, sizeof(small), "\x01\x02\x03\x04");
+	assert_string_equal(small, "\"\\x01\\x02...\"");
+}
+
+/* A long field is cut, and the fields after it stay whole. */
+static void
+test_long_field_keeps_later_fields(void **state)
+{
+	log_line	line;
+	char		big[LOG_LINE_MAX * 2];
+
+	(void) state;
+	memset(big, 'r', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	big[100] = '\xc3';
+	big[101] = '\xa9';
+	log_begin(&line, LOG_ERROR, "rejected");
+	log_kv_str(&line, "reason", big);
+	log_kv_str(&line, "quarantined", "true");
+	assert_non_null(strstr(line.buf, "...\" quarantined=true"));
+	assert_true(line.len < LOG_LINE_MAX);
 }
 
 /*
@@ -175,6 +235,8 @@ main(void)
 		cmocka_unit_test(test_redact_embedded),
 		cmocka_unit_test(test_redact_inplace),
 		cmocka_unit_test(test_quote_value),
+		cmocka_unit_test(test_quote_hostile),
+		cmocka_unit_test(test_long_field_keeps_later_fields),
 		cmocka_unit_test(test_levels),
 	};
 
