@@ -364,12 +364,18 @@ db_connect(db_conn *db, db_error *err)
 	}
 	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK)
 	{
+		const char *msg = db->conn ? PQerrorMessage(db->conn) : NULL;
+		db_tls_failure tls = db_connect_tls_failure(msg);
+
 		err->step = "connect";
-		db_copy_connect_message(err, db->conn ? PQerrorMessage(db->conn) : "out of memory");
-		db_connect_sqlstate(db->conn ? PQerrorMessage(db->conn) : NULL, err->sqlstate);
+		db_copy_connect_message(err, msg ? msg : "out of memory");
+		db_connect_sqlstate(msg, err->sqlstate);
+		/* a TLS failure has no SQLSTATE: say what to fix in its stead */
+		if (tls != DB_TLS_NONE)
+			snprintf(err->hint, sizeof(err->hint), "%s", db_tls_hint(tls));
 		err->cls = db_classify_connect(err->sqlstate,
 									   db->conn && PQconnectionNeedsPassword(db->conn),
-									   db->sessions == 0);
+									   tls, db->sessions == 0);
 		db_disconnect(db);
 		return err->cls;
 	}

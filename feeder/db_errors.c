@@ -29,7 +29,15 @@
  * A failed connection attempt has no result to read a SQLSTATE from: the
  * feeder connects with libpq's verbose error messages, which carry the
  * server's SQLSTATE in every language (db_connect_sqlstate), and classifies
- * that with libpq's own state (db_classify_connect).
+ * that with libpq's own state (db_classify_connect).  A connection that
+ * failed in TLS (the server's certificate did not verify or does not name
+ * the host, the server refused ours, a certificate or key file of the DSN
+ * is missing) has no SQLSTATE either: the server never got to speak, and
+ * libpq keeps nothing of its TLS state once the attempt failed
+ * (PQsslInUse is false again).  db_connect_tls_failure reads those from
+ * libpq's message, but only words that never come from the server and are
+ * never translated: libpq's own (the feeder never calls setlocale, so its
+ * libpq speaks the C locale whatever LANG says) and OpenSSL's reasons.
  *
  * Retried failures are further sorted into a small fixed set of reasons
  * (db_retry_reason) for the retries_total{class=...} metric.
@@ -175,20 +183,24 @@ db_connect_sqlstate(const char *message, char out[6])
 /*
  * db_classify_connect
  *		Class of a failed connection attempt, from the server's SQLSTATE and
- *		libpq's state, never from the words of the message: authorization
- *		(class 28, or a password libpq was asked for and did not have), an
- *		unknown database (3D000) or no CONNECT privilege (42501) are
- *		configuration errors at the process's first connection (exit 3 at
- *		once: a typo shows at deployment); after the feeder has once
+ *		libpq's state, never from the words of the server's message:
+ *		authorization (class 28, or a password libpq was asked for and did
+ *		not have), an unknown database (3D000) or no CONNECT privilege
+ *		(42501) are configuration errors at the process's first connection
+ *		(exit 3 at once: a typo shows at deployment); after the feeder has once
  *		connected they are retried like other failures, but logged as errors
  *		(DB_ERR_OTHER): a directory (LDAP) blip or a password rotation must
- *		not end a running feeder.  Everything else (refused, unreachable,
- *		starting up, too many clients, timeouts) is transient.
+ *		not end a running feeder.  A TLS failure (tls, from
+ *		db_connect_tls_failure) is a configuration error the same way: a
+ *		wrong sslrootcert or host name, an expired certificate, a client
+ *		certificate the server does not trust.  Everything else (refused,
+ *		unreachable, starting up, too many clients, timeouts) is transient.
  */
 db_error_class
-db_classify_connect(const char *sqlstate, int needs_password, int first)
+db_classify_connect(const char *sqlstate, int needs_password, db_tls_failure tls,
+					int first)
 {
-	int			config = needs_password ||
+	int			config = needs_password || tls != DB_TLS_NONE ||
 		(sqlstate != NULL &&
 		 (strncmp(sqlstate, "28", 2) == 0 || strcmp(sqlstate, "3D000") == 0 ||
 		  strcmp(sqlstate, "42501") == 0));
@@ -196,6 +208,76 @@ db_classify_connect(const char *sqlstate, int needs_password, int first)
 	if (!config)
 		return DB_ERR_TRANSIENT;
 	return first ? DB_ERR_FATAL : DB_ERR_OTHER;
+}
+
+/*
+ * db_connect_tls_failure
+ *		Which TLS failure, if any, libpq's message of a failed connection
+ *		attempt reports (see the header: libpq's own words in the C locale
+ *		and OpenSSL's reasons, never the server's).  With several hosts the
+ *		message has one part per host, and a TLS failure of any of them
+ *		counts: the DSN's TLS settings are shared by all.  Only failures a
+ *		retry cannot cure are named; a TLS session cut short ("SSL SYSCALL
+ *		error", "unexpected eof") is DB_TLS_NONE, like a connection lost.
+ */
+db_tls_failure
+db_connect_tls_failure(const char *message)
+{
+	static const struct
+	{
+		const char *words;
+		db_tls_failure failure;
+	}			markers[] = {
+		/* OpenSSL's reason when our side rejected the server's chain */
+		{"certificate verify failed", DB_TLS_SERVER_CERTIFICATE},
+		/* libpq's host name check (sslmode=verify-full) */
+		{"does not match host name", DB_TLS_HOST_NAME},
+		{"host name from server certificate", DB_TLS_HOST_NAME},
+		{"SSL certificate's ", DB_TLS_HOST_NAME},
+		{"for a verified SSL connection", DB_TLS_HOST_NAME},
+		/* the server's alert on our certificate, as OpenSSL names it */
+		{" alert certificate ", DB_TLS_CLIENT_CERTIFICATE},
+		{" alert bad certificate", DB_TLS_CLIENT_CERTIFICATE},
+		{" alert unsupported certificate", DB_TLS_CLIENT_CERTIFICATE},
+		{" alert unknown ca", DB_TLS_CLIENT_CERTIFICATE},
+		/* sslrootcert, sslcert, sslkey: missing, unreadable, unsafe */
+		{"certificate file", DB_TLS_FILES},
+		{"private key file", DB_TLS_FILES},
+		{"server does not support SSL, but SSL was required", DB_TLS_NOT_SUPPORTED},
+	};
+	size_t		i;
+
+	if (message == NULL)
+		return DB_TLS_NONE;
+	for (i = 0; i < sizeof(markers) / sizeof(markers[0]); i++)
+		if (strstr(message, markers[i].words) != NULL)
+			return markers[i].failure;
+	return DB_TLS_NONE;
+}
+
+/*
+ * db_tls_hint
+ *		What the operator has to fix for a TLS failure.
+ */
+const char *
+db_tls_hint(db_tls_failure failure)
+{
+	switch (failure)
+	{
+		case DB_TLS_NONE:
+			break;
+		case DB_TLS_SERVER_CERTIFICATE:
+			return "the server's certificate did not verify: it must be signed by a CA of the DSN's sslrootcert (default ~/.postgresql/root.crt) and valid now (not expired); check sslrootcert and the server's ssl_cert_file";
+		case DB_TLS_HOST_NAME:
+			return "the server's certificate does not name the host the DSN connects to (sslmode=verify-full): use in host= a name of its subjectAltName, or fix the certificate";
+		case DB_TLS_CLIENT_CERTIFICATE:
+			return "the server refused the client certificate (sslcert, sslkey in the DSN): it must be signed by a CA of the server's ssl_ca_file and valid now (not expired)";
+		case DB_TLS_FILES:
+			return "a TLS file of the DSN (sslrootcert, sslcert, sslkey) is missing, unreadable or does not match, or the key is readable by others (chmod 600)";
+		case DB_TLS_NOT_SUPPORTED:
+			return "the server does not accept TLS (ssl = off) but the DSN's sslmode requires it: enable ssl on the server";
+	}
+	return "check the TLS settings of the DSN (sslmode, sslrootcert, sslcert, sslkey)";
 }
 
 /*
@@ -210,7 +292,7 @@ db_fatal_hint(const char *s)
 	if (strcmp(s, "08P01") == 0)
 		return "fix the connection string given with --dsn or FEEDER_DSN";
 	if (strncmp(s, "28", 2) == 0)
-		return "check the user and password (--dsn, PGUSER, PGPASSWORD, ~/.pgpass) and pg_hba.conf";
+		return "check the user and password (--dsn, PGUSER, PGPASSWORD, ~/.pgpass), or the client certificate (sslcert, sslkey; its CN must be the role with cert authentication), and pg_hba.conf";
 	if (strcmp(s, "3D000") == 0)
 		return "check the database name in --dsn or PGDATABASE";
 	if (strcmp(s, "3F000") == 0 || strcmp(s, "42883") == 0)

@@ -33,13 +33,29 @@ typedef enum db_retry_reason
 	DB_RETRY_NREASONS
 } db_retry_reason;
 
+/*
+ * A failed connection attempt that failed in TLS, by what has to be fixed
+ * (db_connect_tls_failure reads it from libpq's message).
+ */
+typedef enum db_tls_failure
+{
+	DB_TLS_NONE = 0,
+	DB_TLS_SERVER_CERTIFICATE,	/* ours did not verify the server's */
+	DB_TLS_HOST_NAME,			/* the server's does not name the host */
+	DB_TLS_CLIENT_CERTIFICATE,	/* the server refused ours */
+	DB_TLS_FILES,				/* a certificate or key file of the DSN */
+	DB_TLS_NOT_SUPPORTED		/* sslmode requires TLS, server has ssl=off */
+} db_tls_failure;
+
 extern db_error_class db_classify_sqlstate(const char *sqlstate);
 extern db_retry_reason db_retry_reason_of(const char *sqlstate, const char *step);
 extern const char *db_retry_reason_name(db_retry_reason reason);
 extern int	db_size_caused(const char *sqlstate);
 extern void db_connect_sqlstate(const char *message, char out[6]);
+extern db_tls_failure db_connect_tls_failure(const char *message);
+extern const char *db_tls_hint(db_tls_failure failure);
 extern db_error_class db_classify_connect(const char *sqlstate, int needs_password,
-										  int first);
+										  db_tls_failure tls, int first);
 extern const char *db_fatal_hint(const char *sqlstate);
 extern const char *db_error_class_name(db_error_class cls);
 

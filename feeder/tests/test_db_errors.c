@@ -120,18 +120,99 @@ test_connect_failures(void **state)
 	(void) state;
 	for (i = 0; i < sizeof(config) / sizeof(config[0]); i++)
 	{
-		assert_int_equal(db_classify_connect(config[i], 0, 1), DB_ERR_FATAL);
-		assert_int_equal(db_classify_connect(config[i], 0, 0), DB_ERR_OTHER);
+		assert_int_equal(db_classify_connect(config[i], 0, DB_TLS_NONE, 1), DB_ERR_FATAL);
+		assert_int_equal(db_classify_connect(config[i], 0, DB_TLS_NONE, 0), DB_ERR_OTHER);
 	}
 	for (i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
 	{
-		assert_int_equal(db_classify_connect(transient[i], 0, 1), DB_ERR_TRANSIENT);
-		assert_int_equal(db_classify_connect(transient[i], 0, 0), DB_ERR_TRANSIENT);
+		assert_int_equal(db_classify_connect(transient[i], 0, DB_TLS_NONE, 1), DB_ERR_TRANSIENT);
+		assert_int_equal(db_classify_connect(transient[i], 0, DB_TLS_NONE, 0), DB_ERR_TRANSIENT);
 	}
 	/* libpq asked for a password it did not have */
-	assert_int_equal(db_classify_connect("", 1, 1), DB_ERR_FATAL);
-	assert_int_equal(db_classify_connect("", 1, 0), DB_ERR_OTHER);
-	assert_int_equal(db_classify_connect(NULL, 0, 1), DB_ERR_TRANSIENT);
+	assert_int_equal(db_classify_connect("", 1, DB_TLS_NONE, 1), DB_ERR_FATAL);
+	assert_int_equal(db_classify_connect("", 1, DB_TLS_NONE, 0), DB_ERR_OTHER);
+	assert_int_equal(db_classify_connect(NULL, 0, DB_TLS_NONE, 1), DB_ERR_TRANSIENT);
+	/* a TLS failure: no SQLSTATE, a configuration error all the same */
+	assert_int_equal(db_classify_connect("", 0, DB_TLS_SERVER_CERTIFICATE, 1), DB_ERR_FATAL);
+	assert_int_equal(db_classify_connect("", 0, DB_TLS_SERVER_CERTIFICATE, 0), DB_ERR_OTHER);
+	assert_int_equal(db_classify_connect(NULL, 0, DB_TLS_HOST_NAME, 1), DB_ERR_FATAL);
+	assert_int_equal(db_classify_connect("57P03", 0, DB_TLS_CLIENT_CERTIFICATE, 1), DB_ERR_FATAL);
+}
+
+/*
+ * TLS failures of a connection attempt, from libpq's messages as libpq 15
+ * words them in the feeder's C locale (issue 10: a certificate that does
+ * not verify at start was retried for ever as "transient").
+ */
+static void
+test_connect_tls(void **state)
+{
+	static const struct
+	{
+		const char *message;
+		db_tls_failure failure;
+	}			cases[] = {
+		/* sslrootcert of another CA, or the server's certificate expired */
+		{"connection to server at \"localhost\" (127.0.0.1), port 5432 failed: SSL error: certificate verify failed\n", DB_TLS_SERVER_CERTIFICATE},
+		/* verify-full, host name not in the certificate */
+		{"connection to server at \"127.0.0.1\", port 5432 failed: server certificate for \"localhost\" does not match host name \"127.0.0.1\"\n", DB_TLS_HOST_NAME},
+		{"connection to server at \"10.0.0.1\", port 5432 failed: server certificate for \"db\" (and 2 other names) does not match host name \"10.0.0.1\"\n", DB_TLS_HOST_NAME},
+		{"could not get server's host name from server certificate", DB_TLS_HOST_NAME},
+		{"SSL certificate's name entry is missing", DB_TLS_HOST_NAME},
+		/* the server's alerts on our certificate (TLS 1.3: after the handshake) */
+		{"connection to server at \"localhost\" (127.0.0.1), port 5432 failed: SSL error: sslv3 alert certificate expired\n", DB_TLS_CLIENT_CERTIFICATE},
+		{"connection to server at \"localhost\" (127.0.0.1), port 5432 failed: SSL error: tlsv1 alert unknown ca\n", DB_TLS_CLIENT_CERTIFICATE},
+		{"SSL error: sslv3 alert bad certificate", DB_TLS_CLIENT_CERTIFICATE},
+		{"SSL error: tlsv13 alert certificate required", DB_TLS_CLIENT_CERTIFICATE},
+		{"SSL error: sslv3 alert certificate revoked", DB_TLS_CLIENT_CERTIFICATE},
+		/* files of the DSN */
+		{"connection to server at \"localhost\" (127.0.0.1), port 5432 failed: root certificate file \"/etc/x/ca.crt\" does not exist\nEither provide the file or change sslmode to disable server certificate verification.\n", DB_TLS_FILES},
+		{"could not read root certificate file \"/etc/x/ca.crt\": no certificate or crl found", DB_TLS_FILES},
+		{"could not open certificate file \"/etc/x/c.crt\": Permission denied", DB_TLS_FILES},
+		{"private key file \"/etc/x/c.key\" has group or world access; file must have permissions u=rw (0600) or less", DB_TLS_FILES},
+		{"certificate present, but not private key file \"/root/.postgresql/postgresql.key\"", DB_TLS_FILES},
+		{"could not load private key file \"/etc/x/c.key\": bad decrypt", DB_TLS_FILES},
+		{"connection to server at \"db\" (10.0.0.1), port 5432 failed: server does not support SSL, but SSL was required\n", DB_TLS_NOT_SUPPORTED},
+		/* several hosts: a TLS failure of any of them counts */
+		{"connection to server at \"a\" (10.0.0.1), port 5432 failed: Connection refused\n\tIs the server running on that host and accepting TCP/IP connections?\nconnection to server at \"b\" (10.0.0.2), port 5432 failed: SSL error: certificate verify failed\n", DB_TLS_SERVER_CERTIFICATE},
+		/* not TLS configuration: a retry may cure these */
+		{"connection to server at \"localhost\" (127.0.0.1), port 5432 failed: Connection refused\n\tIs the server running on that host and accepting TCP/IP connections?\n", DB_TLS_NONE},
+		{"connection to server at \"db\" (10.0.0.1), port 5432 failed: SSL SYSCALL error: EOF detected\n", DB_TLS_NONE},
+		{"connection to server at \"db\" (10.0.0.1), port 5432 failed: SSL error: unexpected eof while reading\n", DB_TLS_NONE},
+		{"SSL connection has been closed unexpectedly", DB_TLS_NONE},
+		{"connection to server at \"db\" (10.0.0.1), port 5432 failed: timeout expired\n", DB_TLS_NONE},
+		{"connection to server at \"localhost\" (127.0.0.1), port 5432 failed: FATAL:  28000: connection requires a valid client certificate\n", DB_TLS_NONE},
+		{"connection to server at \"localhost\" (127.0.0.1), port 5432 failed: FATAL:  28000: certificate authentication failed for user \"feeder\"\n", DB_TLS_NONE},
+		{"fe_sendauth: no password supplied", DB_TLS_NONE},
+		{"", DB_TLS_NONE},
+		{NULL, DB_TLS_NONE},
+	};
+	size_t		i;
+
+	(void) state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		if (db_connect_tls_failure(cases[i].message) != cases[i].failure)
+			fail_msg("case %zu: \"%s\": got %d, want %d", i,
+					 cases[i].message ? cases[i].message : "(null)",
+					 (int) db_connect_tls_failure(cases[i].message),
+					 (int) cases[i].failure);
+	}
+
+	/* every failure has a hint of its own, naming what to look at */
+	assert_non_null(strstr(db_tls_hint(DB_TLS_SERVER_CERTIFICATE), "sslrootcert"));
+	assert_non_null(strstr(db_tls_hint(DB_TLS_SERVER_CERTIFICATE), "expired"));
+	assert_non_null(strstr(db_tls_hint(DB_TLS_HOST_NAME), "host"));
+	assert_non_null(strstr(db_tls_hint(DB_TLS_HOST_NAME), "subjectAltName"));
+	assert_non_null(strstr(db_tls_hint(DB_TLS_CLIENT_CERTIFICATE), "sslcert"));
+	assert_non_null(strstr(db_tls_hint(DB_TLS_CLIENT_CERTIFICATE), "ssl_ca_file"));
+	assert_non_null(strstr(db_tls_hint(DB_TLS_FILES), "sslkey"));
+	assert_non_null(strstr(db_tls_hint(DB_TLS_NOT_SUPPORTED), "ssl"));
+	assert_non_null(strstr(db_tls_hint(DB_TLS_NONE), "TLS"));
+	assert_string_not_equal(db_tls_hint(DB_TLS_SERVER_CERTIFICATE), db_tls_hint(DB_TLS_HOST_NAME));
+	assert_string_not_equal(db_tls_hint(DB_TLS_SERVER_CERTIFICATE), db_tls_hint(DB_TLS_CLIENT_CERTIFICATE));
+	/* cert authentication refused (28000): the hint names the certificate too */
+	assert_non_null(strstr(db_fatal_hint("28000"), "sslcert"));
 }
 
 /* Retry reasons: the bounded label set of retries_total. */
@@ -187,6 +268,7 @@ main(void)
 		cmocka_unit_test(test_other),
 		cmocka_unit_test(test_connect_sqlstate),
 		cmocka_unit_test(test_connect_failures),
+		cmocka_unit_test(test_connect_tls),
 		cmocka_unit_test(test_retry_reasons),
 		cmocka_unit_test(test_size_caused),
 	};
