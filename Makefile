@@ -11,6 +11,7 @@ OBJS = \
 	extension/received_orders.o \
 	extension/event.o \
 	extension/store.o \
+	extension/envelope.o \
 	extension/materialize.o
 
 # Install script of 1.0 and the update scripts (sql/received_orders--A--B.sql),

@@ -29,6 +29,13 @@
  * as the rows.  A NULL value (a tombstone) is then skipped: it is not an
  * event, but its offset counts.
  *
+ * The outbox form (1.1, eleven arguments) also takes how a relay wrapped the
+ * events (envelope.c) and which event type to materialize: a message of
+ * another type is skipped (its offset counts, nothing is stored), one whose
+ * type cannot be told or whose envelope is broken is rejected and
+ * quarantined as received, with its envelope and the headers that
+ * identified it, so that replay_quarantined can open it the same way.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -40,6 +47,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -49,6 +57,7 @@
 PG_FUNCTION_INFO_V1(materialize_order);
 PG_FUNCTION_INFO_V1(materialize_orders);
 PG_FUNCTION_INFO_V1(materialize_orders_for_group);
+PG_FUNCTION_INFO_V1(materialize_orders_enveloped);
 PG_FUNCTION_INFO_V1(replay_quarantined);
 
 /* Where an element of a batch stands. */
@@ -95,6 +104,15 @@ typedef struct Batch
 	bool	   *offsets_null;
 	Datum	   *keys;
 	bool	   *keys_null;
+	/* the outbox form only */
+	bool		enveloped;
+	RoEnvelope	envelope;
+	text	   *event_type;		/* NULL: every message is an OrderReceived */
+	char	   *type_header;	/* where message_types come from */
+	Datum	   *types;
+	bool	   *types_null;
+	Datum	   *content_types;
+	bool	   *content_types_null;
 } Batch;
 
 typedef void (*BatchStep) (Batch *batch, BatchItem *item);
@@ -125,8 +143,15 @@ static void BatchCheckBounds(Batch *batch);
 static void BatchCheckCoordinates(Batch *batch);
 static void BatchRecordPositions(Batch *batch);
 static int	BatchComparePartitions(const void *a, const void *b, void *arg);
+static text *BatchGroupArgument(FunctionCallInfo fcinfo);
+static bool BatchOpenEnvelope(Batch *batch, BatchItem *item, int i);
+static bool BatchSelectType(Batch *batch, BatchItem *item, const char *type,
+							int type_len);
+static char *BatchOtherType(Batch *batch, const char *type, int type_len);
+static char *BatchQuoteBytes(const char *data, int len);
+static char *BatchHeadersJson(Batch *batch, int i);
 static Datum BatchRun(FunctionCallInfo fcinfo, int first_arg,
-					  text *consumer_group);
+					  text *consumer_group, const Batch *options);
 static int	BatchCompareCandidates(const void *a, const void *b);
 
 /*
@@ -284,7 +309,7 @@ MaterializeConflictReport(int elevel, const RoEvent *event, const text *stored,
 Datum
 materialize_orders(PG_FUNCTION_ARGS)
 {
-	return BatchRun(fcinfo, 0, NULL);
+	return BatchRun(fcinfo, 0, NULL, NULL);
 }
 
 /*
@@ -301,6 +326,78 @@ materialize_orders(PG_FUNCTION_ARGS)
  */
 Datum
 materialize_orders_for_group(PG_FUNCTION_ARGS)
+{
+	return BatchRun(fcinfo, 1, BatchGroupArgument(fcinfo), NULL);
+}
+
+/*
+ * materialize_orders(consumer_group text, kafka_values bytea[],
+ *					  kafka_topics text[], kafka_partitions integer[],
+ *					  kafka_offsets bigint[], kafka_keys bytea[],
+ *					  envelope text, event_type text, type_header text,
+ *					  message_types bytea[], content_types bytea[])
+ *		RETURNS TABLE(position, order_id, outcome, sqlstate, message)
+ *
+ * The outbox form of the batch function: as the consumer group's form, with
+ * each value opened in its envelope ('plain', 'debezium', 'cloudevents')
+ * and, with an event_type, only messages of that type materialized.  The
+ * type of a message is its message_types element (the value of the header
+ * named type_header, as received), or for a CloudEvents structured-mode
+ * message (its content_types element says application/cloudevents) the
+ * "type" attribute of the value.  The comparison is exact, byte for byte.
+ */
+Datum
+materialize_orders_enveloped(PG_FUNCTION_ARGS)
+{
+	text	   *consumer_group = BatchGroupArgument(fcinfo);
+	Batch		options;
+	char	   *name;
+
+	if (PG_ARGISNULL(6))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("envelope must not be null"),
+				 errhint("Pass 'plain', 'debezium' or 'cloudevents'.")));
+	memset(&options, 0, sizeof(options));
+	options.enveloped = true;
+	name = text_to_cstring(PG_GETARG_TEXT_PP(6));
+	if (!RoEnvelopeFromName(name, &options.envelope))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown envelope %s", BatchQuoteBytes(name, strlen(name))),
+				 errhint("Pass 'plain', 'debezium' or 'cloudevents'.")));
+	if (!PG_ARGISNULL(7))
+	{
+		options.event_type = PG_GETARG_TEXT_PP(7);
+		if (VARSIZE_ANY_EXHDR(options.event_type) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("event_type must not be empty"),
+					 errhint("Pass NULL to materialize every message, or the type to select.")));
+	}
+	if (options.envelope == RO_ENVELOPE_CLOUDEVENTS)
+		options.type_header = pstrdup("ce_type");
+	else if (!PG_ARGISNULL(8))
+		options.type_header = text_to_cstring(PG_GETARG_TEXT_PP(8));
+	else if (options.event_type != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("type_header must not be null when an event_type is given"),
+				 errhint("Pass the name of the header message_types were read from.")));
+	if (options.type_header != NULL &&
+		(strlen(options.type_header) == 0 || strlen(options.type_header) > 255))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("type_header must have 1 to 255 bytes")));
+	return BatchRun(fcinfo, 1, consumer_group, &options);
+}
+
+/*
+ * BatchGroupArgument
+ *		The consumer group of the 1.1 forms, with the coordinates it needs.
+ */
+static text *
+BatchGroupArgument(FunctionCallInfo fcinfo)
 {
 	text	   *consumer_group;
 
@@ -322,16 +419,19 @@ materialize_orders_for_group(PG_FUNCTION_ARGS)
 							argno == 2 ? "kafka_topics" :
 							argno == 3 ? "kafka_partitions" : "kafka_offsets"),
 					 errhint("Positions are recorded from each message's topic, partition and offset.")));
-	return BatchRun(fcinfo, 1, consumer_group);
+	return consumer_group;
 }
 
 /*
  * BatchRun
- *		The batch function itself, for both signatures: the five message
- *		arrays start at argument first_arg; consumer_group is NULL for 1.0's.
+ *		The batch function itself, for every signature: the five message
+ *		arrays start at argument first_arg; consumer_group is NULL for 1.0's;
+ *		options (envelope and event type, then the two header arrays after
+ *		the five message arrays) only for the outbox form.
  */
 static Datum
-BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group)
+BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
+		 const Batch *options)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Batch		batch;
@@ -345,7 +445,10 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group)
 				 errmsg("kafka_values must not be null"),
 				 errhint("Pass an array of message values, empty for no messages.")));
 
-	memset(&batch, 0, sizeof(batch));
+	if (options != NULL)
+		batch = *options;
+	else
+		memset(&batch, 0, sizeof(batch));
 	batch.count = -1;
 	batch.consumer_group = consumer_group;
 	BatchDeconstruct(&batch, fcinfo, first_arg, "kafka_values", BYTEAOID,
@@ -358,6 +461,14 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group)
 					 &batch.offsets, &batch.offsets_null);
 	BatchDeconstruct(&batch, fcinfo, first_arg + 4, "kafka_keys", BYTEAOID,
 					 &batch.keys, &batch.keys_null);
+	if (batch.enveloped)
+	{
+		BatchDeconstruct(&batch, fcinfo, first_arg + 8, "message_types",
+						 BYTEAOID, &batch.types, &batch.types_null);
+		BatchDeconstruct(&batch, fcinfo, first_arg + 9, "content_types",
+						 BYTEAOID, &batch.content_types,
+						 &batch.content_types_null);
+	}
 	BatchCheckBounds(&batch);
 	if (consumer_group != NULL)
 		BatchCheckCoordinates(&batch);
@@ -383,8 +494,16 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group)
 		item->state = BATCH_PENDING;
 		if (batch.values_null[i] && consumer_group != NULL)
 		{
+			/* a tombstone, or a message of another type the caller left out */
 			item->state = BATCH_DECIDED;
 			item->outcome = RO_OUTCOME_SKIPPED;
+			if (batch.event_type != NULL && !batch.types_null[i])
+			{
+				bytea	   *type = DatumGetByteaPP(batch.types[i]);
+
+				item->message = BatchOtherType(&batch, VARDATA_ANY(type),
+											   VARSIZE_ANY_EXHDR(type));
+			}
 		}
 		else if (batch.values_null[i])
 			BatchReject(item, ERRCODE_NULL_VALUE_NOT_ALLOWED,
@@ -397,6 +516,8 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group)
 
 			item->data = VARDATA_ANY(value);
 			item->len = VARSIZE_ANY_EXHDR(value);
+			if (batch.enveloped && !BatchOpenEnvelope(&batch, item, i))
+				continue;
 			oldcontext = MemoryContextSwitchTo(batch.scratch);
 			valid = RoEventCheckRaw(item->data, item->len, &err);
 			MemoryContextSwitchTo(oldcontext);
@@ -459,6 +580,208 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group)
 
 	SPI_finish();
 	return (Datum) 0;
+}
+
+/*
+ * BatchOpenEnvelope
+ *		For the outbox form: decide an element by its type, then find its
+ *		event in the envelope (item->data and item->len become the event's
+ *		bytes, copied out when decoded).  Returns false when the element is
+ *		decided (skipped for its type, or rejected), true when its event goes
+ *		on to the validator.
+ */
+static bool
+BatchOpenEnvelope(Batch *batch, BatchItem *item, int i)
+{
+	bool		structured = false;
+	RoEnvelopeEvent found;
+	RoEventError err;
+	MemoryContext oldcontext;
+	bool		ok;
+
+	if (batch->envelope == RO_ENVELOPE_CLOUDEVENTS &&
+		!batch->content_types_null[i])
+	{
+		bytea	   *content_type = DatumGetByteaPP(batch->content_types[i]);
+
+		structured = RoEnvelopeIsStructured(VARDATA_ANY(content_type),
+											VARSIZE_ANY_EXHDR(content_type));
+	}
+	/* the type in a header is known before the envelope is opened */
+	if (!structured && batch->event_type != NULL)
+	{
+		bytea	   *type = batch->types_null[i] ? NULL :
+			DatumGetByteaPP(batch->types[i]);
+
+		if (!BatchSelectType(batch, item, type ? VARDATA_ANY(type) : NULL,
+							 type ? VARSIZE_ANY_EXHDR(type) : 0))
+			return false;
+	}
+	if (batch->envelope == RO_ENVELOPE_PLAIN || (batch->envelope == RO_ENVELOPE_CLOUDEVENTS && !structured))
+		return true;
+
+	/* the envelope's parse garbage goes to scratch; the event is copied out */
+	oldcontext = MemoryContextSwitchTo(batch->scratch);
+	ok = RoEventCheckRaw(item->data, item->len, &err) &&
+		RoEnvelopeUnwrap(batch->envelope, structured, item->data, item->len,
+						 &found, &err);
+	MemoryContextSwitchTo(oldcontext);
+	if (!ok)
+		BatchReject(item, err.sqlerrcode, err.message, err.detail);
+	else if (structured && batch->event_type != NULL &&
+			 !BatchSelectType(batch, item, found.type, found.type_len))
+		ok = false;
+	else if (found.data < item->data || found.data >= item->data + item->len)
+	{
+		char	   *copy = palloc(found.len + 1);
+
+		memcpy(copy, found.data, found.len);
+		copy[found.len] = '\0';
+		item->data = copy;
+		item->len = found.len;
+	}
+	else
+	{
+		item->data = found.data;
+		item->len = found.len;
+	}
+	MemoryContextReset(batch->scratch);
+	return ok;
+}
+
+/*
+ * BatchSelectType
+ *		With an event_type: go on with an element of that type (true); skip
+ *		one of another type, reject one whose type cannot be told (false).
+ *		type is NULL when the element has none.
+ */
+static bool
+BatchSelectType(Batch *batch, BatchItem *item, const char *type, int type_len)
+{
+	char	   *other;
+
+	if (type == NULL)
+	{
+		BatchReject(item, ERRCODE_INVALID_PARAMETER_VALUE,
+					psprintf("header %s is missing: the message's type cannot be told (event_type %s)",
+							 BatchQuoteBytes(batch->type_header, strlen(batch->type_header)),
+							 BatchQuoteBytes(VARDATA_ANY(batch->event_type),
+											 VARSIZE_ANY_EXHDR(batch->event_type))),
+					NULL);
+		return false;
+	}
+	other = BatchOtherType(batch, type, type_len);
+	if (other == NULL)
+		return true;
+	item->state = BATCH_DECIDED;
+	item->outcome = RO_OUTCOME_SKIPPED;
+	item->message = other;
+	return false;
+}
+
+/*
+ * BatchOtherType
+ *		NULL when type is the selected event_type, byte for byte; else the
+ *		reason a message of that type is skipped.
+ */
+static char *
+BatchOtherType(Batch *batch, const char *type, int type_len)
+{
+	int			len = VARSIZE_ANY_EXHDR(batch->event_type);
+
+	if (type_len == len && memcmp(type, VARDATA_ANY(batch->event_type), len) == 0)
+		return NULL;
+	return BatchClip(psprintf("event type %s is not selected (event_type %s)",
+							  BatchQuoteBytes(type, type_len),
+							  BatchQuoteBytes(VARDATA_ANY(batch->event_type), len)));
+}
+
+/*
+ * BatchQuoteBytes
+ *		Bytes from a message, double-quoted for a reason: at most 64 bytes of
+ *		them (cut between characters), or their hexadecimal form when they
+ *		are not valid UTF-8.
+ */
+static char *
+BatchQuoteBytes(const char *data, int len)
+{
+	StringInfoData buf;
+	int			shown = Min(len, 64);
+
+	initStringInfo(&buf);
+	if (pg_verifymbstr(data, len, true))
+	{
+		shown = pg_mbcliplen(data, len, shown);
+		appendStringInfo(&buf, "\"%.*s\"", shown, data);
+	}
+	else
+	{
+		appendStringInfoString(&buf, "\\x");
+		for (int i = 0; i < Min(len, 32); i++)
+			appendStringInfo(&buf, "%02x", (unsigned char) data[i]);
+		appendStringInfoString(&buf, " (not valid UTF-8)");
+		shown = Min(len, 32);
+	}
+	if (shown < len)
+		appendStringInfo(&buf, " (first %d of %d bytes)", shown, len);
+	return buf.data;
+}
+
+/*
+ * BatchHeadersJson
+ *		The headers that identified a quarantined element of the outbox
+ *		form, as a JSON object (NULL if none): its type header and its
+ *		content-type, each as text, or as "\x..." (bytea's hex form) when not
+ *		valid UTF-8.
+ */
+static char *
+BatchHeadersJson(Batch *batch, int i)
+{
+	StringInfoData buf;
+	const char *names[2];
+	Datum		values[2];
+	int			n = 0;
+
+	if (batch->type_header != NULL && !batch->types_null[i])
+	{
+		names[n] = batch->type_header;
+		values[n++] = batch->types[i];
+	}
+	if (!batch->content_types_null[i])
+	{
+		names[n] = "content-type";
+		values[n++] = batch->content_types[i];
+	}
+	if (n == 0)
+		return NULL;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int k = 0; k < n; k++)
+	{
+		bytea	   *value = DatumGetByteaPP(values[k]);
+		const char *data = VARDATA_ANY(value);
+		int			len = VARSIZE_ANY_EXHDR(value);
+
+		if (k > 0)
+			appendStringInfoString(&buf, ", ");
+		escape_json(&buf, names[k]);
+		appendStringInfoString(&buf, ": ");
+		if (pg_verifymbstr(data, len, true))
+			escape_json(&buf, pnstrdup(data, len));
+		else
+		{
+			StringInfoData hex;
+
+			initStringInfo(&hex);
+			appendStringInfoString(&hex, "\\x");
+			for (int b = 0; b < len; b++)
+				appendStringInfo(&hex, "%02x", (unsigned char) data[b]);
+			escape_json(&buf, hex.data);
+		}
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
 }
 
 /*
@@ -805,7 +1128,9 @@ BatchQuarantine(Batch *batch)
 						  batch->keys[i], batch->keys_null[i],
 						  batch->values[i], batch->values_null[i],
 						  item->has_order_id ? &item->event.order_id : NULL,
-						  item->outcome, item->sqlerrcode, item->message);
+						  item->outcome, item->sqlerrcode, item->message,
+						  batch->enveloped ? RoEnvelopeName(batch->envelope) : NULL,
+						  batch->enveloped ? BatchHeadersJson(batch, i) : NULL);
 	}
 }
 
@@ -982,6 +1307,10 @@ replay_quarantined(PG_FUNCTION_ARGS)
 	int64		id;
 	bytea	   *raw_value;
 	int64		received_bytes;
+	char	   *envelope_name;
+	char	   *content_type;
+	RoEnvelope	envelope = RO_ENVELOPE_PLAIN;
+	RoEnvelopeEvent found;
 	char	   *hint;
 	RoEventError err;
 	RoEvent		event;
@@ -996,7 +1325,8 @@ replay_quarantined(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 
-	if (!RoStoreFetchQuarantined(id, &raw_value, &received_bytes))
+	if (!RoStoreFetchQuarantined(id, &raw_value, &received_bytes,
+								 &envelope_name, &content_type))
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("quarantined message %lld does not exist",
@@ -1019,10 +1349,28 @@ replay_quarantined(PG_FUNCTION_ARGS)
 
 	hint = psprintf("Repair raw_value of quarantined message %lld and replay it again; nothing was changed.",
 					(long long) id);
+	if (envelope_name != NULL && !RoEnvelopeFromName(envelope_name, &envelope))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("quarantined message %lld has an unknown envelope \"%s\"",
+						(long long) id, envelope_name),
+				 errhint("Set its envelope to 'plain', 'debezium' or 'cloudevents'.")));
+
+	/*
+	 * Opened as the batch function opened it: in its envelope (a CloudEvents
+	 * message by its content-type), without selecting a type, since replaying
+	 * it is the operator's decision that it is an order.
+	 */
 	if (!RoEventCheckRaw(VARDATA_ANY(raw_value), VARSIZE_ANY_EXHDR(raw_value),
 						 &err) ||
-		!RoEventCheckFields(RoEventParseRaw(VARDATA_ANY(raw_value),
-											VARSIZE_ANY_EXHDR(raw_value)),
+		!RoEnvelopeUnwrap(envelope,
+						  content_type != NULL &&
+						  RoEnvelopeIsStructured(content_type, strlen(content_type)),
+						  VARDATA_ANY(raw_value), VARSIZE_ANY_EXHDR(raw_value),
+						  &found, &err) ||
+		(found.data != VARDATA_ANY(raw_value) &&
+		 !RoEventCheckRaw(found.data, found.len, &err)) ||
+		!RoEventCheckFields(RoEventParseRaw(found.data, found.len),
 							&event, &err))
 		RoEventReportError(&err, hint);
 

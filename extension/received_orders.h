@@ -74,6 +74,23 @@ typedef struct RoEvent
 	Jsonb	   *payload;
 } RoEvent;
 
+/* How a relay wrapped the event in a Kafka value (envelope.c). */
+typedef enum RoEnvelope
+{
+	RO_ENVELOPE_PLAIN,			/* the value is the event */
+	RO_ENVELOPE_DEBEZIUM,		/* Debezium outbox event router, JsonConverter */
+	RO_ENVELOPE_CLOUDEVENTS		/* CloudEvents, Kafka binding */
+} RoEnvelope;
+
+/* The event found in an envelope. */
+typedef struct RoEnvelopeEvent
+{
+	const char *data;			/* the event's bytes */
+	int			len;
+	const char *type;			/* CloudEvents structured mode: "type" */
+	int			type_len;
+} RoEnvelopeEvent;
+
 /* received_orders.c */
 extern int	RoMaxEventBytes;
 extern const char *RoOutcomeLabel(RoOutcome outcome);
@@ -88,6 +105,14 @@ extern bool RoEventCheckFields(Jsonb *payload, RoEvent *event, RoEventError *err
 extern bool RoEventParseUuid(const char *str, int len, pg_uuid_t *uuid);
 extern void RoEventReportError(const RoEventError *err, const char *hint);
 
+/* envelope.c */
+extern bool RoEnvelopeFromName(const char *name, RoEnvelope *envelope);
+extern const char *RoEnvelopeName(RoEnvelope envelope);
+extern bool RoEnvelopeIsStructured(const char *content_type, int len);
+extern bool RoEnvelopeUnwrap(RoEnvelope envelope, bool structured,
+							 const char *data, int len, RoEnvelopeEvent *out,
+							 RoEventError *err);
+
 /* store.c */
 extern bool RoStoreInsertOne(const RoEvent *event);
 extern int	RoStoreInsertMany(RoEvent **events, int count, bool *inserted);
@@ -100,9 +125,11 @@ extern void RoStoreQuarantine(Datum topic, bool topic_null,
 							  Datum key, bool key_null,
 							  Datum raw_value, bool raw_value_null,
 							  const pg_uuid_t *order_id, RoOutcome outcome,
-							  int sqlerrcode, const char *reason);
+							  int sqlerrcode, const char *reason,
+							  const char *envelope, const char *headers);
 extern bool RoStoreFetchQuarantined(int64 id, bytea **raw_value,
-									int64 *received_bytes);
+									int64 *received_bytes, char **envelope,
+									char **content_type);
 extern bool RoStoreInsertsSuppressible(void);
 extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
 									Datum *partitions, Datum *next_offsets,

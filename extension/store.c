@@ -28,7 +28,7 @@ typedef struct StorePlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[10];
+	Oid			argtypes[12];
 	SPIPlanPtr	plan;
 } StorePlan;
 
@@ -82,7 +82,7 @@ static StorePlan quarantine_plan = {
 	"INSERT INTO " RO_SCHEMA ".received_orders_quarantine"
 	" (kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,"
 	"  order_id, outcome, sqlstate, reason, kafka_key_bytes, raw_value_bytes,"
-	"  message_digest)"
+	"  message_digest, envelope, kafka_headers)"
 	" VALUES ($1, $2, $3, " STORE_PREFIX(4) ", " STORE_PREFIX(5) ", $6,"
 	"  CAST($7 AS " RO_SCHEMA ".materialize_outcome), $8, $9,"
 	"  CASE WHEN pg_catalog.length($4) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($4) END,"
@@ -93,10 +93,11 @@ static StorePlan quarantine_plan = {
 	"     pg_catalog.int4send(pg_catalog.length($4)) OPERATOR(pg_catalog.||) $4 END"
 	"   OPERATOR(pg_catalog.||)"
 	"   CASE WHEN $5 IS NULL THEN '\\x00'::pg_catalog.bytea"
-	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||) $5 END))"
+	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||) $5 END),"
+	"  $11, CAST($12 AS pg_catalog.jsonb))"
 	" ON CONFLICT ON CONSTRAINT received_orders_quarantine_message_key DO NOTHING",
-	10, {TEXTOID, INT4OID, INT8OID, BYTEAOID, BYTEAOID, UUIDOID, TEXTOID,
-	TEXTOID, TEXTOID, INT4OID}
+	12, {TEXTOID, INT4OID, INT8OID, BYTEAOID, BYTEAOID, UUIDOID, TEXTOID,
+	TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID}
 };
 
 /* 1.0's quarantine (a 1.1 library before ALTER EXTENSION ... UPDATE). */
@@ -127,13 +128,16 @@ static StorePlan suppressible_plan = {
 };
 
 static StorePlan fetch_quarantined_plan = {
-	"SELECT raw_value, raw_value_bytes FROM " RO_SCHEMA ".received_orders_quarantine"
+	"SELECT raw_value, raw_value_bytes, envelope,"
+	" kafka_headers OPERATOR(pg_catalog.->>) 'content-type'"
+	" FROM " RO_SCHEMA ".received_orders_quarantine"
 	" WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 	1, {INT8OID}
 };
 
 static StorePlan fetch_quarantined_1_0_plan = {
-	"SELECT raw_value, NULL::pg_catalog.int4 FROM " RO_SCHEMA ".received_orders_quarantine"
+	"SELECT raw_value, NULL::pg_catalog.int4, NULL::pg_catalog.text,"
+	" NULL::pg_catalog.text FROM " RO_SCHEMA ".received_orders_quarantine"
 	" WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 	1, {INT8OID}
 };
@@ -381,10 +385,11 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 				  Datum key, bool key_null,
 				  Datum raw_value, bool raw_value_null,
 				  const pg_uuid_t *order_id, RoOutcome outcome,
-				  int sqlerrcode, const char *reason)
+				  int sqlerrcode, const char *reason,
+				  const char *envelope, const char *headers)
 {
-	Datum		values[10];
-	char		nulls[10];
+	Datum		values[12];
+	char		nulls[12];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = topic;
@@ -404,6 +409,10 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 	values[8] = CStringGetTextDatum(reason);
 	values[9] = Int32GetDatum(RoMaxEventBytes);
 	nulls[9] = ' ';
+	values[10] = envelope ? CStringGetTextDatum(envelope) : (Datum) 0;
+	nulls[10] = envelope ? ' ' : 'n';
+	values[11] = headers ? CStringGetTextDatum(headers) : (Datum) 0;
+	nulls[11] = headers ? ' ' : 'n';
 	if (StoreQuarantineHasDigest())
 		StoreExecute(&quarantine_plan, values, nulls, SPI_OK_INSERT);
 	else
@@ -430,10 +439,12 @@ StoreQuarantineHasDigest(void)
  * RoStoreFetchQuarantined
  *		Lock a quarantine row and return its raw value (NULL if it has none)
  *		and, when it keeps only a prefix of the value, the value's length as
- *		received (else -1); false if no row has that id.
+ *		received (else -1), its envelope (NULL: the value is the event) and
+ *		its content-type header (NULL if none); false if no row has that id.
  */
 bool
-RoStoreFetchQuarantined(int64 id, bytea **raw_value, int64 *received_bytes)
+RoStoreFetchQuarantined(int64 id, bytea **raw_value, int64 *received_bytes,
+						char **envelope, char **content_type)
 {
 	Datum		values[1];
 	bool		isnull;
@@ -450,6 +461,8 @@ RoStoreFetchQuarantined(int64 id, bytea **raw_value, int64 *received_bytes)
 	datum = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
 						  &isnull);
 	*received_bytes = isnull ? -1 : DatumGetInt32(datum);
+	*envelope = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
+	*content_type = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
 	return true;
 }
 

@@ -11,7 +11,8 @@
 -- received_orders_positions, the batch function's overload with a consumer
 -- group, consumer_positions() to read a group's positions, restart_position()
 -- for a feeder that accepted a lost partition, and set_consumer_position() /
--- forget_consumer_positions() for operators.
+-- forget_consumer_positions() for operators; the outbox form of the batch
+-- function (envelopes, event types) and the quarantine columns it fills.
 -- The 1.0 functions keep their signatures, behaviour and grants.
 --
 -- After the update, the feeder's role needs EXECUTE on the three new functions
@@ -20,6 +21,10 @@
 --     received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]),
 --     received_orders.consumer_positions(text),
 --     received_orders.restart_position(text, text, integer, bigint, bigint)
+--   TO feeder;
+-- and, for outbox topics (--envelope debezium|cloudevents, --event-type):
+--   GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[],
+--     text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[])
 --   TO feeder;
 
 \echo Use "ALTER EXTENSION received_orders UPDATE TO '1.1'" to load this file. \quit
@@ -314,3 +319,54 @@ COMMENT ON COLUMN received_orders.received_orders_quarantine.kafka_key_bytes IS
 	'Length of the key as received when kafka_key keeps only its first 4096 bytes; NULL when kafka_key is the whole key';
 COMMENT ON COLUMN received_orders.received_orders_quarantine.message_digest IS
 	'SHA-256 of the whole message as received (key and value): a redelivery at the same coordinates has the same digest';
+
+-- Outbox topics: events wrapped by the relay that published them (Debezium's
+-- outbox event router through Kafka Connect's JsonConverter, CloudEvents'
+-- Kafka binding) and several event types on one topic.  The outbox form of
+-- the batch function opens each value in its envelope and materializes only
+-- the selected type; a message of another type is skipped (its position
+-- counts, nothing is stored), one whose type cannot be told or whose
+-- envelope is broken is quarantined as received.  The quarantine keeps the
+-- envelope and the headers that identified the message, so that
+-- replay_quarantined opens a repaired row the way the batch function would.
+ALTER TABLE received_orders.received_orders_quarantine
+	ADD COLUMN envelope text,
+	ADD COLUMN kafka_headers jsonb,
+	ADD CONSTRAINT received_orders_quarantine_envelope_check
+		CHECK (envelope IN ('plain', 'debezium', 'cloudevents')),
+	ADD CONSTRAINT received_orders_quarantine_headers_check
+		CHECK (pg_catalog.jsonb_typeof(kafka_headers) OPERATOR(pg_catalog.=) 'object');
+
+COMMENT ON COLUMN received_orders.received_orders_quarantine.envelope IS
+	'How the value was wrapped (plain, debezium, cloudevents) when it came through the outbox form of materialize_orders; NULL: the value is the event';
+COMMENT ON COLUMN received_orders.received_orders_quarantine.kafka_headers IS
+	'The headers that identified the message (its type header, content-type) as text, or as \x... hex when not valid UTF-8; NULL if none';
+
+CREATE FUNCTION received_orders.materialize_orders(
+	consumer_group text,
+	kafka_values bytea[],
+	kafka_topics text[],
+	kafka_partitions integer[],
+	kafka_offsets bigint[],
+	kafka_keys bytea[],
+	envelope text,
+	event_type text,
+	type_header text,
+	message_types bytea[],
+	content_types bytea[])
+RETURNS TABLE (
+	"position" integer,
+	order_id uuid,
+	outcome received_orders.materialize_outcome,
+	sqlstate text,
+	message text)
+AS 'MODULE_PATHNAME', 'materialize_orders_enveloped'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+ROWS 1000;
+
+REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[]) IS
+	'Materialize a batch of outbox messages of a consumer group: each value opened in its envelope (plain, debezium, cloudevents), only messages of event_type materialized (type from the header type_header, given as message_types, or the CloudEvents type attribute), others skipped; positions recorded as by the consumer group''s form';

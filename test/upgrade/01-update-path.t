@@ -102,7 +102,9 @@ missing_objects() {
 			('received_orders_positions', 'updated_at', 'timestamp with time zone', true, '1.1'),
 			('received_orders_quarantine', 'kafka_key_bytes', 'integer', false, '1.1'),
 			('received_orders_quarantine', 'raw_value_bytes', 'integer', false, '1.1'),
-			('received_orders_quarantine', 'message_digest', 'bytea', true, '1.1');
+			('received_orders_quarantine', 'message_digest', 'bytea', true, '1.1'),
+			('received_orders_quarantine', 'envelope', 'text', false, '1.1'),
+			('received_orders_quarantine', 'kafka_headers', 'jsonb', false, '1.1');
 		CREATE TEMP VIEW want_defaults(tab, col, since) AS VALUES
 			('received_orders', 'received_at', '1.0'),
 			('received_orders_quarantine', 'quarantined_at', '1.0'),
@@ -121,7 +123,9 @@ missing_objects() {
 			('received_orders_positions', 'received_orders_positions_partition_check', '1.1'),
 			('received_orders_positions', 'received_orders_positions_offset_check', '1.1'),
 			('received_orders_quarantine', 'received_orders_quarantine_digest_check', '1.1'),
-			('received_orders_quarantine', 'received_orders_quarantine_lengths_check', '1.1');
+			('received_orders_quarantine', 'received_orders_quarantine_lengths_check', '1.1'),
+			('received_orders_quarantine', 'received_orders_quarantine_envelope_check', '1.1'),
+			('received_orders_quarantine', 'received_orders_quarantine_headers_check', '1.1');
 		CREATE TEMP VIEW want_labels(label, ord, since) AS VALUES
 			('inserted', 1, '1.0'), ('duplicate', 2, '1.0'), ('conflict', 3, '1.0'), ('rejected', 4, '1.0'),
 			('skipped', 5, '1.1');
@@ -133,7 +137,8 @@ missing_objects() {
 			('received_orders.consumer_positions(text)', '1.1'),
 			('received_orders.restart_position(text,text,integer,bigint,bigint)', '1.1'),
 			('received_orders.set_consumer_position(text,text,integer,bigint)', '1.1'),
-			('received_orders.forget_consumer_positions(text,text)', '1.1');
+			('received_orders.forget_consumer_positions(text,text)', '1.1'),
+			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])', '1.1');
 		CREATE TEMP VIEW want_dumped(rel, since) AS VALUES
 			('received_orders.received_orders', '1.0'),
 			('received_orders.received_orders_quarantine', '1.0'),
