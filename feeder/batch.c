@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "batch.h"
 
@@ -193,7 +194,8 @@ batch_split(batch *b, msg_queue *pending)
 size_t
 batch_msg_bytes(const batch_msg *m)
 {
-	return m->value_len + m->key_len + (m->topic ? strlen(m->topic) : 0) + 40;
+	return m->value_len + m->key_len + m->type_len + m->content_type_len +
+		(m->topic ? strlen(m->topic) : 0) + 40;
 }
 
 /*
@@ -438,4 +440,27 @@ queue_free(msg_queue *q, batch_release_fn release)
 			release(q->items[i].handle);
 	free(q->items);
 	memset(q, 0, sizeof(*q));
+}
+
+/*
+ * batch_sends_value
+ *		Whether a message's value goes to the database: not when an event
+ *		type is selected and the message's type header names another, byte
+ *		for byte (the database reports it skipped from its type alone, and
+ *		the event never travels).  A CloudEvents structured-mode message
+ *		carries its type inside the value: it is sent, the database decides.
+ */
+int
+batch_sends_value(const char *envelope, const char *event_type, const batch_msg *m)
+{
+	static const char structured[] = "application/cloudevents";
+	size_t		n = sizeof(structured) - 1;
+
+	if (event_type == NULL || m->type == NULL)
+		return 1;
+	if (strcmp(envelope, "cloudevents") == 0 && m->content_type != NULL &&
+		m->content_type_len >= n && strncasecmp(m->content_type, structured, n) == 0)
+		return 1;
+	return m->type_len == strlen(event_type) &&
+		memcmp(m->type, event_type, m->type_len) == 0;
 }

@@ -27,6 +27,10 @@ typedef struct batch_msg
 	size_t		value_len;
 	const void *key;			/* NULL: no key */
 	size_t		key_len;
+	const void *type;			/* the type header's value; NULL: none */
+	size_t		type_len;
+	const void *content_type;	/* the content-type header's; NULL: none */
+	size_t		content_type_len;
 	int			slot;			/* owner's partition slot */
 	uint64_t	generation;		/* assignment generation when consumed */
 } batch_msg;
@@ -71,6 +75,8 @@ typedef struct batch_source
 extern int	batch_init(batch *b, int max_size, int wait_ms);
 extern void batch_set_max_bytes(batch *b, size_t max_bytes);
 extern size_t batch_msg_bytes(const batch_msg *m);
+extern int	batch_sends_value(const char *envelope, const char *event_type,
+							  const batch_msg *m);
 extern void batch_free(batch *b, batch_release_fn release);
 extern void batch_add(batch *b, const batch_msg *m, int64_t now_ms);
 extern int	batch_full(const batch *b);

@@ -77,6 +77,9 @@ static const struct
 	{"lock-timeout-ms", OPT_LOCK_TIMEOUT_MS},
 	{"stall-timeout", OPT_STALL_TIMEOUT},
 	{"batch-max-bytes", OPT_BATCH_MAX_BYTES},
+	{"envelope", OPT_ENVELOPE},
+	{"event-type", OPT_EVENT_TYPE},
+	{"type-header", OPT_TYPE_HEADER},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -398,6 +401,25 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 									"%s: expected seconds from 1 to 86400, got \"%s\"",
 									where, value);
 			break;
+		case OPT_ENVELOPE:
+			if (strcmp(value, "plain") != 0 && strcmp(value, "debezium") != 0 &&
+				strcmp(value, "cloudevents") != 0)
+				return config_error(err, errlen,
+									"%s: expected plain, debezium or cloudevents, got \"%s\"",
+									where, value);
+			config_set_string(&cfg->envelope, value);
+			break;
+		case OPT_EVENT_TYPE:
+			if (*value == '\0')
+				return config_error(err, errlen, "%s: empty event type", where);
+			config_set_string(&cfg->event_type, value);
+			break;
+		case OPT_TYPE_HEADER:
+			if (*value == '\0' || strlen(value) > 255)
+				return config_error(err, errlen,
+									"%s: expected a header name of 1 to 255 bytes", where);
+			config_set_string(&cfg->type_header, value);
+			break;
 		case OPT_ACCEPT_POSITION_LOSS:
 			if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0 ||
 				strcmp(value, "yes") == 0)
@@ -586,6 +608,9 @@ config_apply_env(feeder_config *cfg, char *err, size_t errlen)
 		{CONFIG_ENV_DSN, OPT_DSN},
 		{CONFIG_ENV_METRICS_LISTEN, OPT_METRICS_LISTEN},
 		{CONFIG_ENV_ACCEPT_POSITION_LOSS, OPT_ACCEPT_POSITION_LOSS},
+		{CONFIG_ENV_ENVELOPE, OPT_ENVELOPE},
+		{CONFIG_ENV_EVENT_TYPE, OPT_EVENT_TYPE},
+		{CONFIG_ENV_TYPE_HEADER, OPT_TYPE_HEADER},
 	};
 	size_t		i;
 
@@ -629,6 +654,32 @@ config_order_props(feeder_config *cfg)
 			sorted[n++] = cfg->props[i];
 	free(cfg->props);
 	cfg->props = sorted;
+}
+
+/*
+ * config_check_outbox
+ *		The envelope and event type options together: with cloudevents the
+ *		type is CloudEvents' own (ce_type, or the type attribute), so
+ *		--type-header is refused; --type-header alone would do nothing.
+ */
+static config_result
+config_check_outbox(feeder_config *cfg, char *err, size_t errlen)
+{
+	int			cloudevents;
+
+	if (cfg->envelope == NULL)
+		cfg->envelope = config_strdup("plain");
+	cloudevents = strcmp(cfg->envelope, "cloudevents") == 0;
+	if (cloudevents && cfg->type_header != NULL)
+		return config_error(err, errlen,
+							"--type-header: with --envelope cloudevents the type is CloudEvents' type attribute (header ce_type, or \"type\" in structured mode)");
+	if (cfg->type_header != NULL && cfg->event_type == NULL)
+		return config_error(err, errlen,
+							"--type-header needs --event-type: without a type to select it would do nothing");
+	if (cfg->event_type != NULL && cfg->type_header == NULL)
+		cfg->type_header = config_strdup(cloudevents ? CONFIG_CLOUDEVENTS_TYPE_HEADER :
+										 CONFIG_DEFAULT_TYPE_HEADER);
+	return CONFIG_OK;
 }
 
 /*
@@ -680,6 +731,9 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"statement-timeout-ms", required_argument, NULL, OPT_STATEMENT_TIMEOUT_MS},
 		{"lock-timeout-ms", required_argument, NULL, OPT_LOCK_TIMEOUT_MS},
 		{"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
+		{"envelope", required_argument, NULL, OPT_ENVELOPE},
+		{"event-type", required_argument, NULL, OPT_EVENT_TYPE},
+		{"type-header", required_argument, NULL, OPT_TYPE_HEADER},
 		{"batch-max-bytes", required_argument, NULL, OPT_BATCH_MAX_BYTES},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -765,7 +819,7 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		return config_error(err, errlen,
 							"--retry-backoff-max-ms (%d) is below --retry-backoff-ms (%d)",
 							cfg->retry_backoff_max_ms, cfg->retry_backoff_ms);
-	return CONFIG_OK;
+	return config_check_outbox(cfg, err, errlen);
 }
 
 /*
@@ -785,6 +839,9 @@ config_free(feeder_config *cfg)
 	free(cfg->dsn);
 	free(cfg->client_id);
 	free(cfg->metrics_listen);
+	free(cfg->envelope);
+	free(cfg->event_type);
+	free(cfg->type_header);
 	for (i = 0; i < cfg->nprops; i++)
 	{
 		free(cfg->props[i].key);
@@ -838,6 +895,16 @@ config_usage(FILE *out)
 		  "  --stall-timeout S       with --metrics-listen, /healthz turns 503 (stalled) when\n"
 		  "                          messages have waited S seconds and no batch committed\n"
 		  "                          (default 120)\n"
+		  "  --envelope NAME         how the outbox relay wrapped each event: plain (the value\n"
+		  "                          is the event), debezium (Debezium's outbox router via\n"
+		  "                          JsonConverter) or cloudevents (binary or structured\n"
+		  "                          mode) (default plain)                  [$FEEDER_ENVELOPE]\n"
+		  "  --event-type TYPE       materialize only messages of TYPE (exact match); others\n"
+		  "                          are skipped and acknowledged, a message without a type\n"
+		  "                          is quarantined (default: every message) [$FEEDER_EVENT_TYPE]\n"
+		  "  --type-header NAME      the header holding the type (default eventType; with\n"
+		  "                          cloudevents: ce_type or the type attribute)\n"
+		  "                                                    [$FEEDER_TYPE_HEADER]\n"
 		  "  --accept-position-loss  when the database's position of a partition lies\n"
 		  "                          outside what Kafka still holds (retention, re-created\n"
 		  "                          topic), log and count the loss and start at the\n"

@@ -50,6 +50,9 @@ typedef enum config_option
 	OPT_LOCK_TIMEOUT_MS,
 	OPT_STALL_TIMEOUT,
 	OPT_BATCH_MAX_BYTES,
+	OPT_ENVELOPE,
+	OPT_EVENT_TYPE,
+	OPT_TYPE_HEADER,
 	OPT_COUNT
 } config_option;
 
@@ -73,6 +76,9 @@ typedef struct feeder_config
 	int			statement_timeout_ms;	/* per batch unless the session sets one; 0 off */
 	int			lock_timeout_ms;	/* likewise */
 	int			stall_timeout_s;	/* waiting messages, no commit: unhealthy */
+	char	   *envelope;		/* plain, debezium or cloudevents */
+	char	   *event_type;		/* NULL: every message is an OrderReceived */
+	char	   *type_header;	/* header holding the type; NULL without one */
 	config_prop *props;			/* -F file properties first, then -X */
 	int			nprops;
 	char	   *config_file;
@@ -96,6 +102,9 @@ typedef enum config_result
 #define CONFIG_ENV_DSN		"FEEDER_DSN"
 #define CONFIG_ENV_METRICS_LISTEN	"FEEDER_METRICS_LISTEN"
 #define CONFIG_ENV_ACCEPT_POSITION_LOSS	"FEEDER_ACCEPT_POSITION_LOSS"
+#define CONFIG_ENV_ENVELOPE	"FEEDER_ENVELOPE"
+#define CONFIG_ENV_EVENT_TYPE	"FEEDER_EVENT_TYPE"
+#define CONFIG_ENV_TYPE_HEADER	"FEEDER_TYPE_HEADER"
 
 #define CONFIG_DEFAULT_GROUP		"received-orders-feeder"
 #define CONFIG_DEFAULT_BATCH_SIZE	500
@@ -107,6 +116,8 @@ typedef enum config_result
 #define CONFIG_DEFAULT_STATEMENT_TIMEOUT	60000
 #define CONFIG_DEFAULT_LOCK_TIMEOUT	10000
 #define CONFIG_DEFAULT_STALL_TIMEOUT	120
+#define CONFIG_DEFAULT_TYPE_HEADER	"eventType"
+#define CONFIG_CLOUDEVENTS_TYPE_HEADER	"ce_type"
 
 extern config_result config_parse(feeder_config *cfg, int argc, char **argv,
 								  char *err, size_t errlen);

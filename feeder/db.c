@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libpq-fe.h>
 
@@ -53,6 +54,25 @@ static const Oid db_param_types[] = {
 	PGARRAY_INT4ARRAYOID, PGARRAY_INT8ARRAYOID, PGARRAY_BYTEAARRAYOID
 };
 #define DB_NPARAMS (1 + DB_NARRAYS)		/* the group, then the arrays */
+
+/*
+ * The outbox form (--envelope, --event-type): the same, then the envelope,
+ * the event type and the type header's name, and per message the type
+ * header's and the content-type header's values.
+ */
+#define DB_OUTBOX_STMT_SQL \
+	"SELECT \"position\", order_id, outcome, sqlstate, message " \
+	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
+	"$3::text[], $4::int4[], $5::int8[], $6::bytea[], $7::text, $8::text, " \
+	"$9::text, $10::bytea[], $11::bytea[])"
+#define DB_OUTBOX_NARRAYS (DB_NARRAYS + 2)
+static const Oid db_outbox_param_types[] = {
+	PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
+	PGARRAY_INT4ARRAYOID, PGARRAY_INT8ARRAYOID, PGARRAY_BYTEAARRAYOID,
+	PGARRAY_TEXTOID, PGARRAY_TEXTOID, PGARRAY_TEXTOID,
+	PGARRAY_BYTEAARRAYOID, PGARRAY_BYTEAARRAYOID
+};
+#define DB_OUTBOX_NPARAMS 11
 
 #define DB_RESTART_SQL \
 	"SELECT received_orders.restart_position($1, $2, $3::int4, $4::int8, $5::int8)"
@@ -73,7 +93,11 @@ struct db_conn
 	int			lock_timeout_ms;
 	char		batch_statement_timeout[32];	/* what each batch sets */
 	char		batch_lock_timeout[32];
-	pgarray		arrays[DB_NARRAYS];
+	pgarray		arrays[DB_OUTBOX_NARRAYS];
+	int			outbox;			/* the outbox form: the three below */
+	char	   *envelope;
+	char	   *event_type;		/* NULL: no type selection */
+	char	   *type_header;
 	int		   *db_to_msg;		/* database element -> batch index */
 	db_row	   *rows;
 	int			cap;
@@ -103,10 +127,30 @@ db_new(const char *dsn, const char *group, feeder_stats *stats)
 		free(db);
 		return NULL;
 	}
-	for (i = 0; i < DB_NARRAYS; i++)
+	for (i = 0; i < DB_OUTBOX_NARRAYS; i++)
 		pgarray_init(&db->arrays[i]);
 	db->stats = stats;
 	return db;
+}
+
+/*
+ * db_set_outbox
+ *		Call the outbox form of the batch function: values opened in their
+ *		envelope, only messages of event_type (NULL: all) materialized, the
+ *		type read from type_header.  Before the first connection.
+ */
+int
+db_set_outbox(db_conn *db, const char *envelope, const char *event_type,
+			  const char *type_header)
+{
+	db->outbox = 1;
+	db->envelope = strdup(envelope);
+	db->event_type = event_type ? strdup(event_type) : NULL;
+	db->type_header = type_header ? strdup(type_header) : NULL;
+	if (db->envelope == NULL || (event_type && db->event_type == NULL) ||
+		(type_header && db->type_header == NULL))
+		return -1;
+	return 0;
 }
 
 /*
@@ -382,7 +426,8 @@ db_connect(db_conn *db, db_error *err)
 	PQsetErrorVerbosity(db->conn, PQERRORS_DEFAULT);
 	PQsetNoticeProcessor(db->conn, db_notice_processor, NULL);
 
-	if (db_check_privileges(db->conn, err) != DB_ERR_NONE)
+	if (db_check_privileges(db->conn, db->outbox ? DB_OUTBOX_SIGNATURE :
+							DB_FUNCTION_SIGNATURE, err) != DB_ERR_NONE)
 	{
 		db_disconnect(db);
 		return err->cls;
@@ -396,8 +441,11 @@ db_connect(db_conn *db, db_error *err)
 
 	if (!db->unprepared)
 	{
-		res = PQprepare(db->conn, DB_STMT_NAME, DB_STMT_SQL, DB_NPARAMS,
-						db_param_types);
+		res = db->outbox ?
+			PQprepare(db->conn, DB_STMT_NAME, DB_OUTBOX_STMT_SQL, DB_OUTBOX_NPARAMS,
+					  db_outbox_param_types) :
+			PQprepare(db->conn, DB_STMT_NAME, DB_STMT_SQL, DB_NPARAMS,
+					  db_param_types);
 		if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		{
 			db_fill_error(db->conn, res, "prepare", err);
@@ -498,15 +546,32 @@ db_build_params(db_conn *db, const batch *b)
 	pgarray_begin(&a[2], PGARRAY_INT4OID);
 	pgarray_begin(&a[3], PGARRAY_INT8OID);
 	pgarray_begin(&a[4], PGARRAY_BYTEAOID);
+	if (db->outbox)
+	{
+		pgarray_begin(&a[5], PGARRAY_BYTEAOID);
+		pgarray_begin(&a[6], PGARRAY_BYTEAOID);
+	}
 	for (i = 0; i < b->count; i++)
 	{
 		const batch_msg *m = &b->msgs[i];
 
 		db->db_to_msg[n++] = i;
-		if (m->value == NULL)
-			pgarray_add_null(&a[0]);	/* tombstone: skipped, position kept */
+		if (m->value == NULL ||
+			(db->outbox && !batch_sends_value(db->envelope, db->event_type, m)))
+			pgarray_add_null(&a[0]);	/* tombstone, another type: skipped */
 		else
 			pgarray_add_bytes(&a[0], m->value, m->value_len);
+		if (db->outbox)
+		{
+			if (m->type)
+				pgarray_add_bytes(&a[5], m->type, m->type_len);
+			else
+				pgarray_add_null(&a[5]);
+			if (m->content_type)
+				pgarray_add_bytes(&a[6], m->content_type, m->content_type_len);
+			else
+				pgarray_add_null(&a[6]);
+		}
 		pgarray_add_bytes(&a[1], m->topic, strlen(m->topic));
 		pgarray_add_int4(&a[2], m->partition);
 		pgarray_add_int8(&a[3], m->offset);
@@ -515,7 +580,7 @@ db_build_params(db_conn *db, const batch *b)
 		else
 			pgarray_add_null(&a[4]);
 	}
-	for (i = 0; i < DB_NARRAYS; i++)
+	for (i = 0; i < (db->outbox ? DB_OUTBOX_NARRAYS : DB_NARRAYS); i++)
 		if (pgarray_finish(&a[i]) != 0)
 			return -1;
 	return n;
@@ -671,10 +736,13 @@ db_send_pipeline(db_conn *db, const char *const *params, const int *lengths,
 		return -1;
 	*stage = DB_STAGE_EXECUTE;
 	if (db->unprepared ?
-		!PQsendQueryParams(db->conn, DB_STMT_SQL, DB_NPARAMS, db_param_types,
+		!PQsendQueryParams(db->conn, db->outbox ? DB_OUTBOX_STMT_SQL : DB_STMT_SQL,
+						   db->outbox ? DB_OUTBOX_NPARAMS : DB_NPARAMS,
+						   db->outbox ? db_outbox_param_types : db_param_types,
 						   params, lengths, formats, 0) :
-		!PQsendQueryPrepared(db->conn, DB_STMT_NAME, DB_NPARAMS, params, lengths,
-							 formats, 0))
+		!PQsendQueryPrepared(db->conn, DB_STMT_NAME,
+							 db->outbox ? DB_OUTBOX_NPARAMS : DB_NPARAMS,
+							 params, lengths, formats, 0))
 		return -1;
 	*stage = DB_STAGE_COMMIT;
 	if (!PQsendQueryParams(db->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) ||
@@ -810,9 +878,9 @@ db_pipeline_outcome(db_conn *db, PGresult *results[DB_NSTAGES], db_error *err)
 db_error_class
 db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *err)
 {
-	const char *params[DB_NPARAMS];
-	int			lengths[DB_NPARAMS];
-	const int	formats[DB_NPARAMS] = {0, 1, 1, 1, 1, 1};
+	const char *params[DB_OUTBOX_NPARAMS];
+	int			lengths[DB_OUTBOX_NPARAMS];
+	const int	formats[DB_OUTBOX_NPARAMS] = {0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1};
 	PGresult   *results[DB_NSTAGES] = {NULL};
 	db_stage	stage;
 	db_error_class cls;
@@ -857,6 +925,18 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	{
 		params[1 + i] = db->arrays[i].data;
 		lengths[1 + i] = (int) db->arrays[i].len;
+	}
+	if (db->outbox)
+	{
+		params[6] = db->envelope;
+		params[7] = db->event_type;
+		params[8] = db->type_header;
+		lengths[6] = lengths[7] = lengths[8] = 0;
+		for (i = 0; i < 2; i++)
+		{
+			params[9 + i] = db->arrays[DB_NARRAYS + i].data;
+			lengths[9 + i] = (int) db->arrays[DB_NARRAYS + i].len;
+		}
 	}
 
 	if (db_send_pipeline(db, params, lengths, formats, &stage) != 0)
@@ -1063,8 +1143,11 @@ db_free(db_conn *db)
 	if (db == NULL)
 		return;
 	db_disconnect(db);
-	for (i = 0; i < DB_NARRAYS; i++)
+	for (i = 0; i < DB_OUTBOX_NARRAYS; i++)
 		pgarray_free(&db->arrays[i]);
+	free(db->envelope);
+	free(db->event_type);
+	free(db->type_header);
 	free(db->group);
 	free(db->db_to_msg);
 	free(db->rows);

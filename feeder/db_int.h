@@ -17,6 +17,8 @@
 /* The functions the feeder calls, as GRANT and to_regprocedure spell them. */
 #define DB_FUNCTION_SIGNATURE \
 	"received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[])"
+#define DB_OUTBOX_SIGNATURE \
+	"received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[])"
 #define DB_POSITIONS_SIGNATURE "received_orders.consumer_positions(text)"
 #define DB_RESTART_SIGNATURE \
 	"received_orders.restart_position(text, text, integer, bigint, bigint)"
@@ -25,6 +27,7 @@
 extern void db_copy_message(db_error *err, const char *msg);
 extern db_error_class db_fill_error(PGconn *conn, const PGresult *res,
 									const char *step, db_error *err);
-extern db_error_class db_check_privileges(PGconn *conn, db_error *err);
+extern db_error_class db_check_privileges(PGconn *conn, const char *batch_signature,
+										  db_error *err);
 
 #endif							/* FEEDER_DB_INT_H */

@@ -3,7 +3,8 @@
  * db_privileges.c
  *	  The privilege check run on every new database connection: the
  *	  extension's schema exists and is usable, and each function the feeder
- *	  calls (materialize_orders with a consumer group, consumer_positions,
+ *	  calls (materialize_orders with a consumer group, or its outbox form
+ *	  with --envelope or --event-type; consumer_positions,
  *	  restart_position) exists with the feeder's signature and may be
  *	  executed.
  *
@@ -69,7 +70,8 @@ db_is_true(const PGresult *res, int col)
  *		The four questions for one function signature.
  */
 static db_error_class
-db_check_function(PGconn *conn, const char *signature, db_error *err)
+db_check_function(PGconn *conn, const char *signature, const char *batch,
+				  db_error *err)
 {
 	const char *params[1] = {signature};
 	PGresult   *res = PQexecParams(conn, DB_PRIV_SQL, 1, NULL, params, NULL, NULL, 0);
@@ -98,7 +100,7 @@ db_check_function(PGconn *conn, const char *signature, db_error *err)
 				 DB_SCHEMA_NAME, role);
 		snprintf(hint, sizeof(hint),
 				 "GRANT USAGE ON SCHEMA %s TO %s; and, unless granted already, GRANT EXECUTE ON FUNCTION %s, %s, %s TO %s",
-				 DB_SCHEMA_NAME, role, DB_FUNCTION_SIGNATURE, DB_POSITIONS_SIGNATURE,
+				 DB_SCHEMA_NAME, role, batch, DB_POSITIONS_SIGNATURE,
 				 DB_RESTART_SIGNATURE, role);
 		cls = db_privilege_fatal(err, "42501", msg, hint);
 	}
@@ -113,7 +115,7 @@ db_check_function(PGconn *conn, const char *signature, db_error *err)
 		snprintf(msg, sizeof(msg), "permission denied for function %s: role %s lacks EXECUTE",
 				 signature, role);
 		snprintf(hint, sizeof(hint), "GRANT EXECUTE ON FUNCTION %s, %s, %s TO %s",
-				 DB_FUNCTION_SIGNATURE, DB_POSITIONS_SIGNATURE, DB_RESTART_SIGNATURE, role);
+				 batch, DB_POSITIONS_SIGNATURE, DB_RESTART_SIGNATURE, role);
 		cls = db_privilege_fatal(err, "42501", msg, hint);
 	}
 	PQclear(res);
@@ -129,16 +131,17 @@ db_check_function(PGconn *conn, const char *signature, db_error *err)
  *		otherwise (a connection lost meanwhile is transient).
  */
 db_error_class
-db_check_privileges(PGconn *conn, db_error *err)
+db_check_privileges(PGconn *conn, const char *batch_signature, db_error *err)
 {
-	static const char *const signatures[] = {
-		DB_FUNCTION_SIGNATURE, DB_POSITIONS_SIGNATURE, DB_RESTART_SIGNATURE
+	const char *const signatures[] = {
+		batch_signature, DB_POSITIONS_SIGNATURE, DB_RESTART_SIGNATURE
 	};
 	size_t		i;
 
 	for (i = 0; i < sizeof(signatures) / sizeof(signatures[0]); i++)
 	{
-		db_error_class cls = db_check_function(conn, signatures[i], err);
+		db_error_class cls = db_check_function(conn, signatures[i],
+											   batch_signature, err);
 
 		if (cls != DB_ERR_NONE)
 			return cls;

@@ -102,6 +102,7 @@ deliver_report(feeder_app *app, const db_row *rows, int nrows)
 {
 	const batch *b = &app->batch;
 	uint64_t	counts[DB_NOUTCOMES] = {0};
+	uint64_t	other_types = 0;
 	int			i;
 
 	for (i = 0; i < nrows; i++)
@@ -111,6 +112,9 @@ deliver_report(feeder_app *app, const db_row *rows, int nrows)
 		log_line	line;
 
 		counts[row->outcome]++;
+		/* skipped: a tombstone, or (a value) a message of another type */
+		if (row->outcome == DB_OUTCOME_SKIPPED && m->value != NULL)
+			other_types++;
 		if (row->outcome != DB_OUTCOME_REJECTED && row->outcome != DB_OUTCOME_CONFLICT)
 			continue;
 		log_begin(&line, LOG_WARNING, db_outcome_name(row->outcome));
@@ -130,7 +134,8 @@ deliver_report(feeder_app *app, const db_row *rows, int nrows)
 	app->stats.duplicate += counts[DB_OUTCOME_DUPLICATE];
 	app->stats.conflict += counts[DB_OUTCOME_CONFLICT];
 	app->stats.rejected += counts[DB_OUTCOME_REJECTED];
-	app->stats.tombstones += counts[DB_OUTCOME_SKIPPED];
+	app->stats.tombstones += counts[DB_OUTCOME_SKIPPED] - other_types;
+	app->stats.skipped += other_types;
 
 	if (log_get_level() <= LOG_DEBUG)
 	{
@@ -142,7 +147,8 @@ deliver_report(feeder_app *app, const db_row *rows, int nrows)
 		log_kv_uint(&line, "duplicate", counts[DB_OUTCOME_DUPLICATE]);
 		log_kv_uint(&line, "conflict", counts[DB_OUTCOME_CONFLICT]);
 		log_kv_uint(&line, "rejected", counts[DB_OUTCOME_REJECTED]);
-		log_kv_uint(&line, "tombstones", counts[DB_OUTCOME_SKIPPED]);
+		log_kv_uint(&line, "tombstones", counts[DB_OUTCOME_SKIPPED] - other_types);
+		log_kv_uint(&line, "skipped", other_types);
 		log_end(&line);
 	}
 }

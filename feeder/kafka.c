@@ -409,6 +409,39 @@ kafka_build_conf(const feeder_config *cfg, char *err, size_t errlen)
 }
 
 /*
+ * kafka_read_headers
+ *		Point out at the headers an outbox topic needs (the type header, and
+ *		content-type for CloudEvents), as received: their bytes live as long
+ *		as the message.  A header given several times counts by its last
+ *		value, as Kafka clients read them; one with a null value is absent.
+ */
+static void
+kafka_read_headers(kafka_consumer *kc, rd_kafka_message_t *rkm, batch_msg *out)
+{
+	rd_kafka_headers_t *hdrs;
+	const void *v;
+	size_t		n;
+
+	if ((kc->type_header == NULL && !kc->want_content_type) ||
+		rd_kafka_message_headers(rkm, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR)
+		return;
+	if (kc->type_header != NULL &&
+		rd_kafka_header_get_last(hdrs, kc->type_header, &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		v != NULL)
+	{
+		out->type = v;
+		out->type_len = n;
+	}
+	if (kc->want_content_type &&
+		rd_kafka_header_get_last(hdrs, "content-type", &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		v != NULL)
+	{
+		out->content_type = v;
+		out->content_type_len = n;
+	}
+}
+
+/*
  * kafka_open
  *		Create the consumer from conf (ownership passes to librdkafka on
  *		success; destroyed here on failure) and subscribe to the topics.
@@ -431,6 +464,9 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	}
 	kc->stats = stats;
 	kc->up = -1;
+	kc->type_header = cfg->type_header;
+	kc->want_content_type = cfg->envelope != NULL &&
+		strcmp(cfg->envelope, "cloudevents") == 0;
 	rd_kafka_conf_set_opaque(conf, kc);
 	if (cfg->metrics_listen)
 		rd_kafka_conf_set_stats_cb(conf, kafka_stats_cb);
@@ -695,6 +731,7 @@ kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out)
 	out->value_len = rkm->len;
 	out->key = rkm->key;
 	out->key_len = rkm->key_len;
+	kafka_read_headers(kc, rkm, out);
 	s = kafka_slot_find(kc, out->topic, out->partition);
 	out->slot = s;
 	if (s >= 0)

@@ -55,6 +55,8 @@ struct kafka_consumer
 	feeder_stats *stats;
 	kafka_start_fn start_fn;	/* chooses start offsets on assignment */
 	void	   *start_arg;
+	const char *type_header;	/* header read into batch_msg.type, or NULL */
+	int			want_content_type;	/* read content-type (cloudevents) */
 };
 
 extern int	kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition);

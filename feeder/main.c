@@ -184,6 +184,12 @@ feeder_log_start(const feeder_config *cfg)
 	log_kv_str(&line, "dsn", dsn);
 	log_kv_int(&line, "batch_size", cfg->batch_size);
 	log_kv_int(&line, "batch_wait_ms", cfg->batch_wait_ms);
+	log_kv_str(&line, "envelope", cfg->envelope);
+	if (cfg->event_type)
+	{
+		log_kv_str(&line, "event_type", cfg->event_type);
+		log_kv_str(&line, "type_header", cfg->type_header);
+	}
 	log_kv_str(&line, "kafka_properties", props);
 	log_kv_int(&line, "pid", (int64_t) getpid());
 	log_end(&line);
@@ -245,6 +251,12 @@ main(int argc, char **argv)
 		return FEEDER_EXIT_RUNTIME;
 	}
 	db_set_timeouts(app.db, cfg.statement_timeout_ms, cfg.lock_timeout_ms);
+	if ((strcmp(cfg.envelope, "plain") != 0 || cfg.event_type != NULL) &&
+		db_set_outbox(app.db, cfg.envelope, cfg.event_type, cfg.type_header) != 0)
+	{
+		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the outbox settings");
+		return FEEDER_EXIT_RUNTIME;
+	}
 	batch_set_max_bytes(&app.batch, (size_t) cfg.batch_max_bytes);
 
 	if (cfg.metrics_listen && metrics_start(cfg.metrics_listen, err, sizeof(err)) != 0)

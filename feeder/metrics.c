@@ -414,6 +414,7 @@ metrics_render_locked(metrics_buf *buf)
 		{"duplicate", offsetof(feeder_stats, duplicate)},
 		{"conflict", offsetof(feeder_stats, conflict)},
 		{"rejected", offsetof(feeder_stats, rejected)},
+		{"skipped", offsetof(feeder_stats, skipped)},
 	};
 	uint64_t	cumulative = 0;
 	size_t		i;
@@ -424,7 +425,7 @@ metrics_render_locked(metrics_buf *buf)
 					s->consumed);
 
 	metrics_family(buf, "events_total", "counter",
-				   "Events of committed batches by outcome: inserted, duplicate (already stored), conflict and rejected (both quarantined).");
+				   "Events of committed batches by outcome: inserted, duplicate (already stored), conflict and rejected (both quarantined), skipped (another event type).");
 	for (i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]); i++)
 		metrics_printf(buf, METRICS_PREFIX "events_total{outcome=\"%s\"} %llu\n",
 					   outcomes[i].outcome,

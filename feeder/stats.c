@@ -19,6 +19,7 @@ const stats_field stats_fields[] = {
 	FIELD(conflict, 0),
 	FIELD(rejected, 0),
 	FIELD(tombstones, 0),
+	FIELD(skipped, 0),
 	FIELD(retries, 0),
 	FIELD(batches, 0),
 	FIELD(abandoned, 0),

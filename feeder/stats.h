@@ -23,6 +23,7 @@ typedef struct feeder_stats
 	uint64_t	conflict;		/* outcome conflict (quarantined) */
 	uint64_t	rejected;		/* outcome rejected (quarantined) */
 	uint64_t	tombstones;		/* null values: skipped, acknowledged */
+	uint64_t	skipped;		/* messages of another event type: acknowledged */
 	uint64_t	retries;		/* failed batch attempts that were retried */
 	uint64_t	batches;		/* batches committed and acknowledged */
 	uint64_t	abandoned;		/* batches dropped unacknowledged */

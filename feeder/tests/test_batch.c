@@ -440,6 +440,65 @@ test_remove_if(void **state)
 	queue_free(&q, NULL);
 }
 
+/*
+ * Outbox topics: a message of another type (by its type header, byte for
+ * byte) is sent without its value; one without a type header, of the
+ * selected type, or a structured CloudEvent (type inside) goes whole.
+ */
+static void
+test_sends_value(void **state)
+{
+	batch_msg	m;
+
+	(void) state;
+	memset(&m, 0, sizeof(m));
+	m.value = "{}";
+	m.value_len = 2;
+	/* no selection: always */
+	assert_true(batch_sends_value("debezium", NULL, &m));
+	m.type = "OrderPaid";
+	m.type_len = 9;
+	assert_true(batch_sends_value("plain", NULL, &m));
+	/* another type: not sent */
+	assert_false(batch_sends_value("debezium", "OrderReceived", &m));
+	/* the selected type, exactly */
+	m.type = "OrderReceived";
+	m.type_len = 13;
+	assert_true(batch_sends_value("debezium", "OrderReceived", &m));
+	/* a prefix or a longer value is another type */
+	m.type_len = 5;
+	assert_false(batch_sends_value("debezium", "OrderReceived", &m));
+	m.type = "OrderReceivedV2";
+	m.type_len = 15;
+	assert_false(batch_sends_value("debezium", "OrderReceived", &m));
+	/* case matters */
+	m.type = "orderreceived";
+	m.type_len = 13;
+	assert_false(batch_sends_value("plain", "OrderReceived", &m));
+	/* no type header: sent, the database rejects it naming the header */
+	m.type = NULL;
+	m.type_len = 0;
+	assert_true(batch_sends_value("debezium", "OrderReceived", &m));
+	/* CloudEvents binary: ce_type decides */
+	m.type = "com.example.OrderPaid";
+	m.type_len = strlen(m.type);
+	m.content_type = "application/json";
+	m.content_type_len = strlen(m.content_type);
+	assert_false(batch_sends_value("cloudevents", "com.example.OrderReceived", &m));
+	/* structured mode (any case): the type is inside, sent whole */
+	m.content_type = "Application/CloudEvents+json; charset=UTF-8";
+	m.content_type_len = strlen(m.content_type);
+	assert_true(batch_sends_value("cloudevents", "com.example.OrderReceived", &m));
+	/* a content-type announcing CloudEvents means nothing to debezium */
+	assert_false(batch_sends_value("debezium", "com.example.OrderReceived", &m));
+	/* header bytes counted in the batch's size */
+	m.type_len = 100;
+	m.content_type_len = 50;
+	m.key_len = 0;
+	m.topic = "t";
+	assert_int_equal(batch_msg_bytes(&m), 2 + 100 + 50 + 1 + 40);
+}
+
 int
 main(void)
 {
@@ -454,6 +513,7 @@ main(void)
 		cmocka_unit_test_setup(test_unshift_grows, reset),
 		cmocka_unit_test_setup(test_stopping, reset),
 		cmocka_unit_test_setup(test_remove_if, reset),
+		cmocka_unit_test(test_sends_value),
 	};
 
 	return cmocka_run_group_tests_name("batch", tests, NULL, NULL);

@@ -37,6 +37,9 @@ clear_env(void **state)
 	unsetenv("FEEDER_DSN");
 	unsetenv("FEEDER_METRICS_LISTEN");
 	unsetenv("FEEDER_ACCEPT_POSITION_LOSS");
+	unsetenv("FEEDER_ENVELOPE");
+	unsetenv("FEEDER_EVENT_TYPE");
+	unsetenv("FEEDER_TYPE_HEADER");
 	return 0;
 }
 
@@ -527,11 +530,90 @@ test_accept_position_loss(void **state)
 	config_free(&cfg);
 }
 
+/*
+ * Outbox topics: --envelope, --event-type and --type-header, from every
+ * source, and the combinations refused with exit 2.
+ */
+static void
+test_outbox_options(void **state)
+{
+	feeder_config cfg;
+	char		err[512];
+	char	   *path;
+
+	(void) state;
+	/* defaults: plain, no selection, no header */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_string_equal(cfg.envelope, "plain");
+	assert_null(cfg.event_type);
+	assert_null(cfg.type_header);
+	config_free(&cfg);
+
+	/* an event type reads header eventType by default */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--envelope",
+						   "debezium", "--event-type", "OrderReceived"), CONFIG_OK);
+	assert_string_equal(cfg.envelope, "debezium");
+	assert_string_equal(cfg.event_type, "OrderReceived");
+	assert_string_equal(cfg.type_header, "eventType");
+	config_free(&cfg);
+
+	/* Spring's header */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--event-type",
+						   "com.example.OrderReceived", "--type-header", "__TypeId__"), CONFIG_OK);
+	assert_string_equal(cfg.envelope, "plain");
+	assert_string_equal(cfg.type_header, "__TypeId__");
+	config_free(&cfg);
+
+	/* CloudEvents: ce_type */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--envelope",
+						   "cloudevents", "--event-type", "com.example.OrderReceived"), CONFIG_OK);
+	assert_string_equal(cfg.type_header, "ce_type");
+	config_free(&cfg);
+
+	/* refused */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--envelope", "avro"),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, "expected plain, debezium or cloudevents"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--event-type", ""),
+					 CONFIG_ERROR);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--type-header", "x"),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, "--type-header needs --event-type"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--envelope",
+						   "cloudevents", "--event-type", "T", "--type-header", "x"),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, "CloudEvents' type attribute"));
+	config_free(&cfg);
+
+	/* environment and -F file, the command line winning */
+	setenv("FEEDER_ENVELOPE", "debezium", 1);
+	setenv("FEEDER_EVENT_TYPE", "FromEnv", 1);
+	path = write_file("event-type = FromFile\ntype-header = X-Type\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path), CONFIG_OK);
+	assert_string_equal(cfg.envelope, "debezium");
+	assert_string_equal(cfg.event_type, "FromFile");
+	assert_string_equal(cfg.type_header, "X-Type");
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path,
+						   "--envelope", "plain"), CONFIG_OK);
+	assert_string_equal(cfg.envelope, "plain");
+	config_free(&cfg);
+	unlink(path);
+	setenv("FEEDER_ENVELOPE", "nope", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "FEEDER_ENVELOPE"));
+	config_free(&cfg);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_flags_and_defaults, clear_env),
+		cmocka_unit_test_setup(test_outbox_options, clear_env),
 		cmocka_unit_test_setup(test_dsn_hidden_in_argv, clear_env),
 		cmocka_unit_test_setup(test_repeatable_topic_and_numbers, clear_env),
 		cmocka_unit_test_setup(test_bad_arguments, clear_env),
