@@ -264,6 +264,8 @@ gen_new_order(gen_run *run, const char *order_id)
  *		Decide message m's order and render its key and value; *value_len
  *		is -1 for a tombstone (NULL value).
  */
+static long gen_debezium_wrap(char *value, long len);
+
 static void
 gen_build(gen_run *run, gen_message *m, char *value, long *value_len,
 		  const char **key)
@@ -301,8 +303,49 @@ gen_build(gen_run *run, gen_message *m, char *value, long *value_len,
 	if (m->kind == GEN_KIND_TOMBSTONE)
 		*value_len = -1;
 	else
+	{
 		*value_len = (long) gen_event_render(&run->orders[m->order], value,
 											 GEN_EVENT_MAX);
+		if (run->opts.debezium)
+			*value_len = gen_debezium_wrap(value, *value_len);
+	}
+}
+
+/*
+ * gen_debezium_wrap
+ *		Rewrite an event as Debezium's outbox event router publishes a text
+ *		payload column through Kafka Connect's JsonConverter with
+ *		schemas.enable=true: a JSON string holding the event, under the
+ *		schema wrapper.  value has room for GEN_VALUE_MAX bytes.
+ */
+static long
+gen_debezium_wrap(char *value, long len)
+{
+	static const char head[] = "{\"schema\":{\"type\":\"string\",\"optional\":true},\"payload\":\"";
+	static char event[GEN_EVENT_MAX];
+	long		n = 0;
+	long		i;
+
+	memcpy(event, value, (size_t) len);
+	memcpy(value, head, sizeof(head) - 1);
+	n = sizeof(head) - 1;
+	for (i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) event[i];
+
+		if (c == '"' || c == '\\')
+		{
+			value[n++] = '\\';
+			value[n++] = (char) c;
+		}
+		else if (c < 0x20)
+			n += snprintf(value + n, 7, "\\u%04x", c);
+		else
+			value[n++] = (char) c;
+	}
+	value[n++] = '"';
+	value[n++] = '}';
+	return n;
 }
 
 /*
@@ -338,17 +381,30 @@ gen_produce(gen_run *run, gen_message *m, const char *key, const char *value,
 	rd_kafka_resp_err_t err;
 	void	   *payload = value_len < 0 ? NULL : (void *) value;
 	size_t		payload_len = value_len < 0 ? 0 : (size_t) value_len;
+	const char *hname = run->opts.header_name;
+	const char *hvalue = run->opts.header_value;
+	ssize_t		hlen = hvalue ? (ssize_t) strlen(hvalue) : 0;
 
 	for (;;)
 	{
 		/* librdkafka's macros do not parenthesize: plain variables only */
-		err = rd_kafka_producev(run->rk,
-								RD_KAFKA_V_TOPIC(run->opts.topic),
-								RD_KAFKA_V_KEY(key, strlen(key)),
-								RD_KAFKA_V_VALUE(payload, payload_len),
-								RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-								RD_KAFKA_V_OPAQUE(m),
-								RD_KAFKA_V_END);
+		if (hname != NULL && payload != NULL)
+			err = rd_kafka_producev(run->rk,
+									RD_KAFKA_V_TOPIC(run->opts.topic),
+									RD_KAFKA_V_KEY(key, strlen(key)),
+									RD_KAFKA_V_VALUE(payload, payload_len),
+									RD_KAFKA_V_HEADER(hname, hvalue, hlen),
+									RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+									RD_KAFKA_V_OPAQUE(m),
+									RD_KAFKA_V_END);
+		else
+			err = rd_kafka_producev(run->rk,
+									RD_KAFKA_V_TOPIC(run->opts.topic),
+									RD_KAFKA_V_KEY(key, strlen(key)),
+									RD_KAFKA_V_VALUE(payload, payload_len),
+									RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+									RD_KAFKA_V_OPAQUE(m),
+									RD_KAFKA_V_END);
 		if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || gen_stop >= 2)
 			break;
 		rd_kafka_poll(run->rk, 100);
@@ -372,7 +428,7 @@ gen_produce(gen_run *run, gen_message *m, const char *key, const char *value,
 static void
 gen_produce_all(gen_run *run)
 {
-	static char value[GEN_EVENT_MAX];
+	static char value[GEN_VALUE_MAX];
 	long long	i;
 
 	for (i = 0; i < run->opts.count && !gen_stop; i++)

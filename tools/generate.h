@@ -18,6 +18,8 @@
 #define GEN_UUID_LEN		36
 #define GEN_REFERENCE_MAX	24
 #define GEN_EVENT_MAX		2048
+/* A value: an event, wrapped at most (every byte escaped as \u00XX) */
+#define GEN_VALUE_MAX		(GEN_EVENT_MAX * 6 + 64)
 
 #define GEN_EXIT_OK			0
 #define GEN_EXIT_FAILED		1	/* undelivered messages, interrupted, I/O */
@@ -70,6 +72,9 @@ typedef struct gen_options
 	const char *manifest;
 	char	  **props;			/* -X key=value, in order */
 	int			nprops;
+	int			debezium;		/* --envelope debezium */
+	const char *header_name;	/* --header NAME=VALUE, on every message */
+	const char *header_value;
 } gen_options;
 
 /* options.c */

@@ -50,6 +50,11 @@ gen_usage(FILE *out)
 			"      --malformed R        share of invalid values: truncated JSON, Latin-1\n"
 			"                           bytes, a JSON array, no orderId (default 0.001)\n"
 			"      --tombstones R       share of NULL values keyed by an orderId (default 0.001)\n"
+			"      --envelope NAME      plain (default) or debezium: every event (not the\n"
+			"                           malformed values) as Debezium's outbox router sends a\n"
+			"                           text payload through JsonConverter with schemas:\n"
+			"                           {\"schema\":{\"type\":\"string\",...},\"payload\":\"<event>\"}\n"
+			"      --header NAME=VALUE  a header on every message but tombstones\n"
 			"      --manifest FILE      write \"partition offset kind order_id external_reference\"\n"
 			"                           per message (kind: valid, redelivery, cross, divergent,\n"
 			"                           malformed, tombstone; \"-\" when absent)\n"
@@ -112,7 +117,7 @@ gen_parse_options(gen_options *opts, int argc, char **argv)
 	enum
 	{
 		OPT_REDELIVERIES = 256, OPT_CROSS, OPT_DIVERGENT, OPT_MALFORMED,
-		OPT_TOMBSTONES, OPT_MANIFEST, OPT_PROGRESS
+		OPT_TOMBSTONES, OPT_MANIFEST, OPT_PROGRESS, OPT_ENVELOPE, OPT_HEADER
 	};
 	static const struct option longopts[] = {
 		{"brokers", required_argument, NULL, 'b'},
@@ -127,6 +132,8 @@ gen_parse_options(gen_options *opts, int argc, char **argv)
 		{"tombstones", required_argument, NULL, OPT_TOMBSTONES},
 		{"manifest", required_argument, NULL, OPT_MANIFEST},
 		{"progress", no_argument, NULL, OPT_PROGRESS},
+		{"envelope", required_argument, NULL, OPT_ENVELOPE},
+		{"header", required_argument, NULL, OPT_HEADER},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -189,6 +196,23 @@ gen_parse_options(gen_options *opts, int argc, char **argv)
 				break;
 			case OPT_PROGRESS:
 				opts->progress = 1;
+				break;
+			case OPT_ENVELOPE:
+				if (strcmp(optarg, "debezium") == 0)
+					opts->debezium = 1;
+				else if (strcmp(optarg, "plain") != 0)
+					gen_usage_error("--envelope is plain or debezium, not \"%s\"", optarg);
+				break;
+			case OPT_HEADER:
+				{
+					char	   *eq = strchr(optarg, '=');
+
+					if (eq == NULL || eq == optarg)
+						gen_usage_error("--header needs NAME=VALUE, got \"%s\"", optarg);
+					*eq = '\0';
+					opts->header_name = optarg;
+					opts->header_value = eq + 1;
+				}
 				break;
 			case 'h':
 				gen_usage(stdout);
