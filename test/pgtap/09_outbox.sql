@@ -13,7 +13,7 @@
 --   (content-type application/cloudevents+json, "data" or "data_base64").
 
 BEGIN;
-SELECT plan(59);
+SELECT plan(62);
 
 SET LOCAL client_min_messages = error;
 
@@ -278,6 +278,29 @@ SELECT is((SELECT outcome FROM pg_temp.ob('debezium', NULL, NULL, 'outbox.all', 
 		pg_temp.b('{"schema":{},"payload":"{\"orderId\":\"44444444-0000-4000-8000-000000000009\",\"externalReference\":\"\\u00e9t\u00e9 \\\"q\\\"\"}"}')], NULL)),
 	'inserted', 'escapes inside the payload string are decoded');
 SELECT is(pg_temp.stored('44444444-0000-4000-8000-000000000009'), 'été "q"', 'to the event''s own characters');
+
+-- Truncated, nested, escaped and non-UTF-8 envelopes -------------------------------------
+
+SELECT results_eq($$SELECT outcome, sqlstate FROM pg_temp.ob('debezium', NULL, NULL, 'outbox.edge', ARRAY[
+		pg_temp.b('{"schema":{"type":"string"},"payload":"{\"orderId\":'),
+		pg_temp.b('{"schema":{"type":"string"},"payload":"{\"orderId\":\"44444444-0000-4000-8000-000000000020\",\"externalReference\":\"') || '\xff'::bytea || pg_temp.b('\"}"}'),
+		pg_temp.b('{"schema":{"type":"string"},"payload":"{\"orderId\":\"44444444-0000-4000-8000-000000000021\",\"externalReference\":\"x\\u0000y\"}"}'),
+		pg_temp.b('{"schema":{},"payload":{"schema":{},"payload":' || pg_temp.ev('44444444-0000-4000-8000-000000000022', 'N-22') || '}}'),
+		pg_temp.b('{"schema":{},"payload":"{\"orderId\":\"44444444-0000-4000-8000-000000000023\",\"externalReference\":\"\\ud83d\\ude00 E-23\"}"}'),
+		pg_temp.b('"{\"orderId\":\"44444444-0000-4000-8000-000000000024\",\"externalReference\":\"S-24\"}"')], NULL) ORDER BY "position"$$,
+	$$VALUES ('rejected', '22P02'), ('rejected', '22P02'), ('rejected', '22P05'), ('rejected', '22023'), ('inserted', NULL), ('inserted', NULL)$$,
+	'debezium: truncated (22P02), not UTF-8 inside (22P02), \u0000 inside the string (22P05), a wrapper inside a wrapper (one level only: 22023), escapes decoded, a bare JSON string');
+SELECT is(pg_temp.stored('44444444-0000-4000-8000-000000000023'), U&'\+01F600 E-23', 'a surrogate pair escaped in the payload string is stored as its character');
+SELECT results_eq($$SELECT outcome, sqlstate FROM pg_temp.ob('cloudevents', NULL, NULL, 'ce.edge', ARRAY[
+		pg_temp.b('{"specversion":"1.0","type":"t","data":' || to_json(pg_temp.ev('44444444-0000-4000-8000-000000000025', 'C-25'))::text || '}'),
+		pg_temp.b('{"specversion":"1.0","type":"t","data_base64":"' || encode('\xfffe'::bytea, 'base64') || '"}'),
+		pg_temp.b('{"specversion":"1.0","type":"t","data_base64":"not base64!"}'),
+		pg_temp.b('{"specversion":"1.0","type":"t","data":{"orderId":"44444444-0000-4000-8000-000000000027"'),
+		pg_temp.b('{"specversion":1,"type":"t","data":{}}'),
+		pg_temp.b('{"specversion":"1.0","type":"","data":{}}')], NULL,
+		array_fill('application/cloudevents+json'::bytea, ARRAY[6])) ORDER BY "position"$$,
+	$$VALUES ('inserted', NULL), ('rejected', '22P02'), ('rejected', '22P02'), ('rejected', '22P02'), ('rejected', '22023'), ('rejected', '22023')$$,
+	'cloudevents: data as a JSON string, data_base64 of non-UTF-8 bytes or of no base64, truncated, specversion not a string, empty type');
 
 -- Bad arguments fail the whole call -----------------------------------------------------
 
