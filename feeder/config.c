@@ -872,7 +872,7 @@ config_usage(FILE *out)
 		  "  --group ID              consumer group (default received-orders-feeder) [$FEEDER_GROUP]\n"
 		  "  --dsn CONNINFO          libpq conninfo or postgresql:// URI; PG* variables and\n"
 		  "                          .pgpass apply as in psql (default: empty)   [$FEEDER_DSN]\n"
-		  "  --batch-size N          messages per transaction, 1..100000 (default 500)\n"
+		  "  --batch-size N          messages per transaction, 1..100000 (default 5000)\n"
 		  "  --batch-wait-ms MS      close a batch MS ms after its first message; 0: take what\n"
 		  "                          is fetched when the previous batch committed (default 0)\n"
 		  "  --batch-max-bytes N     close a batch before its values, keys and topics pass N\n"

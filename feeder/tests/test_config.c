@@ -76,7 +76,7 @@ test_flags_and_defaults(void **state)
 	assert_string_equal(cfg.topics[0], "orders");
 	assert_string_equal(cfg.group, "received-orders-feeder");
 	assert_string_equal(cfg.dsn, "dbname=x");
-	assert_int_equal(cfg.batch_size, 500);
+	assert_int_equal(cfg.batch_size, 5000);
 	assert_int_equal(cfg.batch_wait_ms, 0);
 	assert_int_equal(cfg.stats_interval_s, 10);
 	assert_int_equal(cfg.nprops, 0);
