@@ -61,6 +61,11 @@ test:
 demo:
 	demo/run
 
+# The long differential fuzzing campaign (test/fuzz/campaign): FUZZ_BUDGET
+# inputs (default 2000000), FUZZ_SEED (default: today's date).
+fuzz:
+	FUZZ_BUDGET=$(FUZZ_BUDGET) FUZZ_SEED=$(FUZZ_SEED) test/fuzz/campaign
+
 # Debian packages (debian/, docs/packaging.md), built in a copy of the tree
 # so that the package build's clean step leaves this tree alone: the .deb
 # files (no -dbgsym ones) end in build/deb/, lintian must find no error.
@@ -76,4 +81,4 @@ deb:
 	lintian --fail-on error $(DEB_DIR)/*.changes
 	ls -l $(DEB_DIR)/*.deb
 
-.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo deb
+.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo fuzz deb
