@@ -66,6 +66,12 @@ demo:
 fuzz:
 	FUZZ_BUDGET=$(FUZZ_BUDGET) FUZZ_SEED=$(FUZZ_SEED) test/fuzz/campaign
 
+# The extension, the feeder and the tools built with ASan and UBSan, and the
+# unit, pgTAP, fuzz and end-to-end suites run on that build (test/sanitize/run;
+# make test runs its pgTAP and fuzz part).
+sanitize:
+	test/sanitize/run unit pgtap fuzz e2e
+
 # Debian packages (debian/, docs/packaging.md), built in a copy of the tree
 # so that the package build's clean step leaves this tree alone: the .deb
 # files (no -dbgsym ones) end in build/deb/, lintian must find no error.
@@ -81,4 +87,4 @@ deb:
 	lintian --fail-on error $(DEB_DIR)/*.changes
 	ls -l $(DEB_DIR)/*.deb
 
-.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo fuzz deb
+.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo fuzz sanitize deb

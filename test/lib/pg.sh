@@ -7,7 +7,9 @@
 # superuser "postgres"; when root, the server runs as the postgres user.
 # Every cluster started by a shell is stopped by PID when that shell exits
 # (through ro_on_exit), and the temporary directories it created are removed
-# unless RO_KEEP_TMP=1.  Several clusters may run at once.
+# unless RO_KEEP_TMP=1.  Several clusters may run at once.  The server gets
+# the VAR=VALUE words of $RO_PG_SERVER_ENV in its environment (a sanitizer
+# runtime in LD_PRELOAD, test/sanitize/run); PG_CONFIG picks the PostgreSQL.
 #
 #   pg_start VAR            start a cluster in the directory named by $VAR;
 #                           when $VAR is empty, create one (mktemp -d) and
@@ -79,6 +81,15 @@ pg__as_owner() {
 	else
 		"$@"
 	fi
+}
+
+# pg__server_ctl ARGS... — pg_ctl ARGS as the cluster owner, with the
+# VAR=VALUE words of $RO_PG_SERVER_ENV in the environment of pg_ctl and so of
+# the server it starts (test/sanitize/run preloads the sanitizer runtime)
+pg__server_ctl() {
+	local env=()
+	[[ -n ${RO_PG_SERVER_ENV:-} ]] && read -ra env <<<"$RO_PG_SERVER_ENV"
+	pg__as_owner env "${env[@]}" "$(pg_bindir)/pg_ctl" "$@"
 }
 
 # pg_free_port — a port nobody listens on, checked by binding it; drawn
@@ -169,8 +180,7 @@ pg_start() {
 		if [[ $attempt -gt 1 || ! -s $dir/port ]]; then
 			pg__set_port "$dir" "$(pg_free_port)"
 		fi
-		if pg__as_owner "$(pg_bindir)/pg_ctl" -D "$dir/data" -l "$dir/log" \
-			-w -t 120 start >/dev/null; then
+		if pg__server_ctl -D "$dir/data" -l "$dir/log" -w -t 120 start >/dev/null; then
 			pg__record_pid "$dir"
 			pg_use "$dir"
 			return 0
@@ -204,7 +214,7 @@ pg_use() {
 # (keeps TAP clean); records the new postmaster after a start or restart
 pg_ctl_as() {
 	local dir=${RO_PG_DIR:?pg_ctl_as: no cluster (pg_start or pg_use first)} status=0 arg
-	pg__as_owner "$(pg_bindir)/pg_ctl" -D "$dir/data" -l "$dir/log" "$@" >&2 || status=$?
+	pg__server_ctl -D "$dir/data" -l "$dir/log" "$@" >&2 || status=$?
 	for arg in "$@"; do
 		if [[ $arg == start || $arg == restart ]]; then
 			pg__record_pid "$dir"
