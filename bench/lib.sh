@@ -15,6 +15,10 @@
 #                              SOURCE into the emptied table; dies unless it
 #                              stored ROWS rows (the same work as the run it
 #                              is compared with)
+#   bench_ceiling2 SOURCE ROWS N
+#                              the same split over two sessions at once, each
+#                              inserting the rows of SOURCE (a query with a
+#                              bigint column n first) of one parity of n
 #   bench_batch_path BATCHES ROWS N
 #                              events/s of materialize_orders over
 #                              bench.batches 1..BATCHES, one call and one
@@ -59,6 +63,27 @@ bench_ceiling() {
 		  FROM ($1 OFFSET 0) AS s (e) ON CONFLICT (order_id) DO NOTHING" >/dev/null
 	end=$(date +%s.%N)
 	bench__stored "$2" "the ceiling"
+	bench_rate "$3" "$start" "$end"
+}
+
+# bench_ceiling2 SOURCE ROWS N — the ceiling over two sessions (see the header)
+bench_ceiling2() {
+	local start end half pids=() status=0
+	bench_reset_table
+	start=$(date +%s.%N)
+	for half in 0 1; do
+		pg_psql -c "INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
+			SELECT (e ->> 'orderId')::uuid, e ->> 'externalReference', e
+			  FROM (SELECT e FROM ($1) AS q (n, e) WHERE n % 2 = $half OFFSET 0) AS s
+			ON CONFLICT (order_id) DO NOTHING" >/dev/null &
+		pids+=($!)
+	done
+	for half in "${pids[@]}"; do
+		wait "$half" || status=1
+	done
+	end=$(date +%s.%N)
+	((status == 0)) || ro_die "a session of the two-session ceiling failed"
+	bench__stored "$2" "the two-session ceiling"
 	bench_rate "$3" "$start" "$end"
 }
 
