@@ -8,7 +8,12 @@
 #   bench_median VALUES...     the middle value (the lower middle of an even count)
 #   bench_pct A B              A as a percentage of B, "NN %"
 #   bench_reset_table          empty both tables, then CHECKPOINT, so that no
-#                              run pays for the previous one's dirty pages
+#                              run pays for the previous one's dirty pages;
+#                              after bench_prefill, keep the prefilled rows
+#                              (delete the others, VACUUM, CHECKPOINT)
+#   bench_prefill N            fill the table with N orders of random UUIDs
+#                              (externalReference "prefill") that every later
+#                              run finds there; counts then leave them out
 #   bench_ceiling SOURCE ROWS N
 #                              events/s of one INSERT ... SELECT ... ON
 #                              CONFLICT DO NOTHING of N events from the query
@@ -40,16 +45,35 @@ bench_pct() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f %%", 100 * a / b }'
 }
 
-# bench_reset_table — empty both tables, then checkpoint
+BENCH_PREFILLED=0
+
+# bench_reset_table — empty both tables (but the prefilled rows), then checkpoint
 bench_reset_table() {
-	pg_psql -c 'TRUNCATE received_orders.received_orders, received_orders.received_orders_quarantine' \
-		-c 'CHECKPOINT' >/dev/null
+	if ((BENCH_PREFILLED > 0)); then
+		pg_psql -c "DELETE FROM received_orders.received_orders WHERE external_reference <> 'prefill'" \
+			-c 'TRUNCATE received_orders.received_orders_quarantine' \
+			-c 'VACUUM received_orders.received_orders' -c 'CHECKPOINT' >/dev/null
+	else
+		pg_psql -c 'TRUNCATE received_orders.received_orders, received_orders.received_orders_quarantine' \
+			-c 'CHECKPOINT' >/dev/null
+	fi
+}
+
+# bench_prefill N — N orders of random UUIDs, kept by bench_reset_table
+bench_prefill() {
+	pg_psql -c 'TRUNCATE received_orders.received_orders' \
+		-c "INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
+			SELECT u, 'prefill', jsonb_build_object('orderId', u, 'externalReference', 'prefill',
+				'currency', 'EUR', 'total', (i % 100000) / 100.0)
+			  FROM (SELECT i, gen_random_uuid() AS u FROM generate_series(1, $1) AS i) AS g" \
+		-c 'VACUUM ANALYZE received_orders.received_orders' -c 'CHECKPOINT' >/dev/null
+	BENCH_PREFILLED=$1
 }
 
 # bench__stored ROWS WHAT — die unless the table holds ROWS rows
 bench__stored() {
 	local rows
-	rows=$(pg_query "$PGDATABASE" 'SELECT count(*) FROM received_orders.received_orders')
+	rows=$(pg_query "$PGDATABASE" "SELECT count(*) FILTER (WHERE external_reference <> 'prefill') FROM received_orders.received_orders")
 	[[ $rows == "$1" ]] || ro_die "$2 stored $rows rows, expected $1: not the same work"
 }
 
