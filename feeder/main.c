@@ -197,6 +197,24 @@ feeder_log_start(const feeder_config *cfg)
 }
 
 /*
+ * feeder_release_early
+ *		Free what main allocated, on a return before the loop: the memory
+ *		is unreachable once main returns, and LeakSanitizer (make sanitize)
+ *		would report it and change the exit code.
+ */
+static void
+feeder_release_early(feeder_app *app, feeder_config *cfg, rd_kafka_conf_t *conf)
+{
+	if (conf != NULL)
+		rd_kafka_conf_destroy(conf);
+	batch_free(&app->batch, kafka_release);
+	queue_free(&app->pending, kafka_release);
+	if (app->db != NULL)
+		db_free(app->db);
+	config_free(cfg);
+}
+
+/*
  * main
  *		Parse, connect, run the loop, shut down; see the exit codes in
  *		feeder.h.
@@ -248,6 +266,7 @@ main(int argc, char **argv)
 		(app.db = db_new(cfg.dsn, cfg.group, &app.stats)) == NULL)
 	{
 		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the batch");
+		feeder_release_early(&app, &cfg, conf);
 		return FEEDER_EXIT_RUNTIME;
 	}
 	db_set_timeouts(app.db, cfg.statement_timeout_ms, cfg.lock_timeout_ms);
@@ -255,6 +274,7 @@ main(int argc, char **argv)
 		db_set_outbox(app.db, cfg.envelope, cfg.event_type, cfg.type_header) != 0)
 	{
 		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the outbox settings");
+		feeder_release_early(&app, &cfg, conf);
 		return FEEDER_EXIT_RUNTIME;
 	}
 	batch_set_max_bytes(&app.batch, (size_t) cfg.batch_max_bytes);
@@ -266,8 +286,7 @@ main(int argc, char **argv)
 		log_begin(&line, LOG_FATAL, "metrics_listen_failed");
 		log_kv_str(&line, "error", err);
 		log_end(&line);
-		rd_kafka_conf_destroy(conf);
-		db_free(app.db);
+		feeder_release_early(&app, &cfg, conf);
 		return FEEDER_EXIT_RUNTIME;
 	}
 
@@ -278,9 +297,8 @@ main(int argc, char **argv)
 			break;
 		case DB_ERR_FATAL:
 			deliver_log_fatal(&dberr);
-			rd_kafka_conf_destroy(conf);
-			db_free(app.db);
 			metrics_stop();
+			feeder_release_early(&app, &cfg, conf);
 			return FEEDER_EXIT_DATABASE;
 		default:
 			metrics_set_database(0, dberr.message);
@@ -301,8 +319,8 @@ main(int argc, char **argv)
 	if (app.kc == NULL)
 	{
 		log_simple(LOG_FATAL, "kafka_config_error", err);
-		db_free(app.db);
 		metrics_stop();
+		feeder_release_early(&app, &cfg, NULL);	/* kafka_open freed conf */
 		return FEEDER_EXIT_KAFKA;
 	}
 	kafka_set_start_fn(app.kc, positions_on_assign, &app);

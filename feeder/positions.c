@@ -209,11 +209,11 @@ positions_log_start(const char *topic, int32_t partition, int64_t offset,
  * positions_read
  *		The group's positions from the database.  A configuration error
  *		marks the feeder for exit 3.  Other failures are logged: the first
- *		of a run at warning level (a reconnection usually follows), then at
- *		error level whenever the SQLSTATE changes (the database came back
- *		refusing the role: 28P01) and every POSITIONS_RELOG_MS while the
- *		failures go on, so that a partition waiting for its start is never
- *		a silent wait.
+ *		of a run at warning level (a reconnection usually follows) unless
+ *		the database answered refusing the role (class 28: 28P01 after a
+ *		password rotation), then at error level whenever the SQLSTATE
+ *		changes and every POSITIONS_RELOG_MS while the failures go on, so
+ *		that a partition waiting for its start is never a silent wait.
  */
 static db_error_class
 positions_read(feeder_app *app, db_position **positions, int *n, db_error *err)
@@ -241,7 +241,9 @@ positions_read(feeder_app *app, db_position **positions, int *n, db_error *err)
 	{
 		log_line	line;
 
-		log_begin(&line, app->positions_failing == 1 ? LOG_WARNING : LOG_ERROR,
+		int			refused = strncmp(err->sqlstate, "28", 2) == 0;
+
+		log_begin(&line, app->positions_failing == 1 && !refused ? LOG_WARNING : LOG_ERROR,
 				  "positions_unavailable");
 		if (err->sqlstate[0])
 			log_kv_str(&line, "sqlstate", err->sqlstate);
