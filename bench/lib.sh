@@ -11,6 +11,8 @@
 #                              run pays for the previous one's dirty pages;
 #                              after bench_prefill, keep the prefilled rows
 #                              (delete the others, VACUUM, CHECKPOINT)
+#   bench_stored ROWS WHAT     die unless the run WHAT stored ROWS rows (the
+#                              prefilled ones not counted)
 #   bench_prefill N            fill the table with N orders of random UUIDs
 #                              (externalReference "prefill") that every later
 #                              run finds there; counts then leave them out
@@ -75,8 +77,9 @@ bench_prefill() {
 	BENCH_PREFILLED=$1
 }
 
-# bench__stored ROWS WHAT — die unless the table holds ROWS rows
-bench__stored() {
+# bench_stored ROWS WHAT — die unless the table holds ROWS rows (the
+# prefilled ones not counted)
+bench_stored() {
 	local rows
 	rows=$(pg_query "$PGDATABASE" "SELECT count(*) FILTER (WHERE external_reference <> 'prefill') FROM received_orders.received_orders")
 	[[ $rows == "$1" ]] || ro_die "$2 stored $rows rows, expected $1: not the same work"
@@ -91,7 +94,7 @@ bench_ceiling() {
 		SELECT (e ->> 'orderId')::uuid, e ->> 'externalReference', e
 		  FROM ($1 OFFSET 0) AS s (e) ON CONFLICT (order_id) DO NOTHING" >/dev/null
 	end=$(date +%s.%N)
-	bench__stored "$2" "the ceiling"
+	bench_stored "$2" "the ceiling"
 	bench_rate "$3" "$start" "$end"
 }
 
@@ -112,7 +115,7 @@ bench_ceiling2() {
 	done
 	end=$(date +%s.%N)
 	((status == 0)) || ro_die "a session of the two-session ceiling failed"
-	bench__stored "$2" "the two-session ceiling"
+	bench_stored "$2" "the two-session ceiling"
 	bench_rate "$3" "$start" "$end"
 }
 
@@ -124,6 +127,6 @@ bench_batch_path() {
 	start=$(date +%s.%N)
 	"$(pg_bindir)/pgbench" -n -c 1 -t "$1" -f "$RO_ROOT/bench/sql/batch.pgbench" >/dev/null
 	end=$(date +%s.%N)
-	bench__stored "$2" "the batch path"
+	bench_stored "$2" "the batch path"
 	bench_rate "$3" "$start" "$end"
 }
