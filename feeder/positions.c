@@ -240,7 +240,6 @@ positions_read(feeder_app *app, db_position **positions, int *n, db_error *err)
 		now - app->positions_logged_ms >= POSITIONS_RELOG_MS)
 	{
 		log_line	line;
-
 		int			refused = strncmp(err->sqlstate, "28", 2) == 0;
 
 		log_begin(&line, app->positions_failing == 1 && !refused ? LOG_WARNING : LOG_ERROR,
