@@ -222,16 +222,17 @@ batch_fits(const batch *b, const batch_msg *m)
 }
 
 /*
- * batch_fill
- *		Assemble the next batch: first the messages held in pending (they
- *		were consumed earlier and come first in partition order), then from
- *		the source.  Returns when the batch is full, when its time is up and
- *		nothing more is immediately available, when the source is stopping,
- *		or after one idle poll with an empty batch (so that the caller can
- *		do its periodic work).  Each wait is at most BATCH_POLL_SLICE_MS.
+ * batch_take
+ *		The batching rule of an idle lane: move held messages into b, in
+ *		order, while they fit (count and bytes; a message that does not fit
+ *		closes the batch and waits for the next).  Returns 1 when b should
+ *		be sent now: it is full or closed, or wait_ms have passed since its
+ *		first message (at once with wait_ms 0: what is held when the
+ *		database is free goes, and while a batch is in flight the next one
+ *		grows by itself, up to max_size).
  */
-void
-batch_fill(batch *b, msg_queue *pending, const batch_source *src)
+int
+batch_take(batch *b, msg_queue *pending, int64_t now_ms)
 {
 	batch_msg	m;
 
@@ -240,43 +241,42 @@ batch_fill(batch *b, msg_queue *pending, const batch_source *src)
 		if (!batch_fits(b, &m))
 		{
 			b->closed = 1;
-			return;
+			break;
 		}
 		queue_pop(pending, &m);
-		batch_add(b, &m, src->now_ms(src->arg));
+		batch_add(b, &m, now_ms);
 	}
+	if (b->count == 0)
+		return 0;
+	return batch_full(b) || batch_expired(b, now_ms);
+}
 
-	while (!batch_full(b) && !src->stopping(src->arg))
-	{
-		int64_t		now = src->now_ms(src->arg);
-		int			timeout = BATCH_POLL_SLICE_MS;
+/*
+ * batch_lane_of
+ *		The lane (database session) of a message: by its partition's slot,
+ *		so that a partition always goes through the same session and its
+ *		batches commit in order.
+ */
+int
+batch_lane_of(const batch_msg *m, int nlanes)
+{
+	if (nlanes <= 1 || m->slot < 0)
+		return 0;
+	return m->slot % nlanes;
+}
 
-		if (b->count > 0)
-		{
-			int64_t		left = b->first_ms + b->wait_ms - now;
-
-			if (left <= 0)
-				timeout = 0;	/* time is up: take only what is ready */
-			else if (left < timeout)
-				timeout = (int) left;
-		}
-
-		if (src->poll(src->arg, timeout, &m))
-		{
-			if (!batch_fits(b, &m))
-			{
-				/* first in the next batch: pending is empty here */
-				if (queue_push(pending, &m) != 0)
-					abort();	/* dropping it would lose a message */
-				b->closed = 1;
-				return;
-			}
-			batch_add(b, &m, src->now_ms(src->arg));
-			continue;
-		}
-		if (b->count == 0 || batch_expired(b, src->now_ms(src->arg)))
-			return;
-	}
+/*
+ * batch_backlogged
+ *		Whether the messages held for a lane make two whole batches (by
+ *		count or bytes): then consuming waits for lanes, which bounds the
+ *		memory held to about three batches per lane (one in flight), while
+ *		a lane one batch behind does not keep the others from being fed.
+ */
+int
+batch_backlogged(const batch *b, const msg_queue *pending)
+{
+	return queue_length(pending) >= 2 * (size_t) b->max_size ||
+		(b->max_bytes < SIZE_MAX / 2 && pending->bytes >= 2 * b->max_bytes);
 }
 
 /*
@@ -318,6 +318,7 @@ queue_push(msg_queue *q, const batch_msg *m)
 		}
 	}
 	q->items[q->tail++] = *m;
+	q->bytes += batch_msg_bytes(m);
 	return 0;
 }
 
@@ -355,6 +356,8 @@ queue_unshift(msg_queue *q, const batch_msg *msgs, size_t n)
 	}
 	q->head -= n;
 	memcpy(q->items + q->head, msgs, n * sizeof(batch_msg));
+	for (size_t i = 0; i < n; i++)
+		q->bytes += batch_msg_bytes(&msgs[i]);
 	return 0;
 }
 
@@ -381,6 +384,7 @@ queue_pop(msg_queue *q, batch_msg *out)
 	if (q->head == q->tail)
 		return 0;
 	*out = q->items[q->head++];
+	q->bytes -= batch_msg_bytes(out);
 	if (q->head == q->tail)
 		q->head = q->tail = 0;
 	return 1;
@@ -413,6 +417,7 @@ queue_remove_if(msg_queue *q, int (*drop) (const batch_msg *m, void *arg),
 	{
 		if (drop(&q->items[i], arg))
 		{
+			q->bytes -= batch_msg_bytes(&q->items[i]);
 			if (release)
 				release(q->items[i].handle);
 			dropped++;

@@ -57,20 +57,8 @@ typedef struct msg_queue
 	size_t		head;
 	size_t		tail;
 	size_t		cap;
+	size_t		bytes;			/* batch_msg_bytes of the messages held */
 } msg_queue;
-
-/* Where batch_fill takes messages from; all callbacks get arg. */
-typedef struct batch_source
-{
-	/* 1 and *out filled: a message; 0: none within timeout_ms */
-	int			(*poll) (void *arg, int timeout_ms, batch_msg *out);
-	int64_t		(*now_ms) (void *arg);
-	int			(*stopping) (void *arg);
-	void	   *arg;
-} batch_source;
-
-/* Longest single wait inside batch_fill, so that signals are noticed. */
-#define BATCH_POLL_SLICE_MS 100
 
 extern int	batch_init(batch *b, int max_size, int wait_ms);
 extern void batch_set_max_bytes(batch *b, size_t max_bytes);
@@ -85,7 +73,9 @@ extern int	batch_db_count(const batch *b);
 extern void batch_clear(batch *b, batch_release_fn release);
 extern int	batch_remove_if(batch *b, int (*drop) (const batch_msg *m, void *arg),
 							void *arg, batch_release_fn release);
-extern void batch_fill(batch *b, msg_queue *pending, const batch_source *src);
+extern int	batch_take(batch *b, msg_queue *pending, int64_t now_ms);
+extern int	batch_lane_of(const batch_msg *m, int nlanes);
+extern int	batch_backlogged(const batch *b, const msg_queue *pending);
 extern int	batch_split(batch *b, msg_queue *pending);
 
 extern void queue_init(msg_queue *q);

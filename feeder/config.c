@@ -66,6 +66,7 @@ static const struct
 	{"dsn", OPT_DSN},
 	{"batch-size", OPT_BATCH_SIZE},
 	{"batch-wait-ms", OPT_BATCH_WAIT_MS},
+	{"db-sessions", OPT_DB_SESSIONS},
 	{"stats-interval", OPT_STATS_INTERVAL},
 	{"client-id", OPT_CLIENT_ID},
 	{"log-level", OPT_LOG_LEVEL},
@@ -335,6 +336,12 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 				return config_error(err, errlen,
 									"%s: expected milliseconds from 0 to 600000, got \"%s\"",
 									where, value);
+			break;
+		case OPT_DB_SESSIONS:
+			if (config_parse_int(value, 1, CONFIG_MAX_DB_SESSIONS, &cfg->db_sessions) != 0)
+				return config_error(err, errlen,
+									"%s: expected a number of sessions from 1 to %d, got \"%s\"",
+									where, CONFIG_MAX_DB_SESSIONS, value);
 			break;
 		case OPT_STATS_INTERVAL:
 			if (config_parse_int(value, 0, 86400, &cfg->stats_interval_s) != 0)
@@ -692,6 +699,7 @@ config_defaults(feeder_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->batch_size = CONFIG_DEFAULT_BATCH_SIZE;
 	cfg->batch_wait_ms = CONFIG_DEFAULT_BATCH_WAIT;
+	cfg->db_sessions = CONFIG_DEFAULT_DB_SESSIONS;
 	cfg->batch_max_bytes = CONFIG_DEFAULT_BATCH_MAX_BYTES;
 	cfg->stats_interval_s = CONFIG_DEFAULT_STATS;
 	cfg->log_level = LOG_INFO;
@@ -721,6 +729,7 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"dsn", required_argument, NULL, OPT_DSN},
 		{"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
 		{"batch-wait-ms", required_argument, NULL, OPT_BATCH_WAIT_MS},
+		{"db-sessions", required_argument, NULL, OPT_DB_SESSIONS},
 		{"stats-interval", required_argument, NULL, OPT_STATS_INTERVAL},
 		{"client-id", required_argument, NULL, OPT_CLIENT_ID},
 		{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
@@ -875,6 +884,9 @@ config_usage(FILE *out)
 		  "  --batch-size N          messages per transaction, 1..100000 (default 5000)\n"
 		  "  --batch-wait-ms MS      close a batch MS ms after its first message; 0: take what\n"
 		  "                          is fetched when the previous batch committed (default 0)\n"
+		  "  --db-sessions N         database sessions that run batches at the same time,\n"
+		  "                          1..64; each partition always goes through the same one,\n"
+		  "                          so its batches commit in order (default 1)\n"
 		  "  --batch-max-bytes N     close a batch before its values, keys and topics pass N\n"
 		  "                          bytes; a larger message goes alone (default 16777216)\n"
 		  "  --stats-interval S      counters log line every S seconds, 0 = off (default 10)\n"

@@ -39,6 +39,7 @@ typedef enum config_option
 	OPT_DSN,
 	OPT_BATCH_SIZE,
 	OPT_BATCH_WAIT_MS,
+	OPT_DB_SESSIONS,
 	OPT_STATS_INTERVAL,
 	OPT_CLIENT_ID,
 	OPT_LOG_LEVEL,
@@ -65,6 +66,7 @@ typedef struct feeder_config
 	char	   *dsn;			/* "" means libpq defaults (PG* variables) */
 	int			batch_size;
 	int			batch_wait_ms;
+	int			db_sessions;		/* lanes: database sessions in parallel */
 	int			batch_max_bytes;	/* bound of a batch's encoded size */
 	int			stats_interval_s;	/* 0 disables the counters line */
 	char	   *client_id;
@@ -109,6 +111,8 @@ typedef enum config_result
 #define CONFIG_DEFAULT_GROUP		"received-orders-feeder"
 #define CONFIG_DEFAULT_BATCH_SIZE	5000
 #define CONFIG_DEFAULT_BATCH_WAIT	0
+#define CONFIG_DEFAULT_DB_SESSIONS	1
+#define CONFIG_MAX_DB_SESSIONS	64
 #define CONFIG_DEFAULT_BATCH_MAX_BYTES	(16 * 1024 * 1024)
 #define CONFIG_DEFAULT_STATS		10
 #define CONFIG_DEFAULT_BACKOFF		100

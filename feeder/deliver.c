@@ -1,18 +1,22 @@
 /*-------------------------------------------------------------------------
  *
  * deliver.c
- *	  Delivering one batch: the positions check of a new database session
- *	  (positions.c), the database transaction, retries with backoff
- *	  while the partitions are paused, the per-message results, and the
- *	  acknowledgement (offset store) after the commit.
+ *	  Delivering a lane's batch: the positions check of a new database
+ *	  session (positions.c), handing the batch to the lane's thread, and,
+ *	  when its transaction is over, the per-message results and the
+ *	  acknowledgement (offset store), or the retry.
  *
  * The order is the delivery contract: COMMIT returns "COMMIT", then the
  * outcomes are counted and logged, then the offsets are stored.  On a
- * transient or unexpected error nothing is acknowledged: the partitions
- * are paused (polling goes on, so the group keeps us), the same batch is
- * retried after a capped, jittered exponential backoff, reconnecting as
- * needed.  A signal during that wait abandons the batch unacknowledged;
- * a configuration or permission error ends the feeder with exit 3.
+ * transient or unexpected error nothing is acknowledged: the lane keeps
+ * its batch and sends it again after a capped, jittered exponential
+ * backoff, reconnecting as needed, while the partitions are paused and
+ * polling goes on (so the group keeps us).  A signal while a batch waits
+ * for its retry abandons it unacknowledged; a configuration or permission
+ * error ends the feeder with exit 3.
+ *
+ * Everything here runs on the main thread, while the lane is not running;
+ * the lane's thread only runs db_run_batch (lane.c).
  *
  * Metrics: the attempt that commits is timed (transaction and offset
  * store) for batch_duration_seconds; each retried attempt is counted by
@@ -71,10 +75,10 @@ deliver_log_fatal(const db_error *err)
  *		One line per failed attempt that will be retried.
  */
 static void
-deliver_log_retry(const feeder_app *app, const db_error *err, int attempt, int delay)
+deliver_log_retry(const lane *l, const db_error *err, int attempt, int delay)
 {
 	log_line	line;
-	const batch_msg *first = &app->batch.msgs[0];
+	const batch_msg *first = &l->batch.msgs[0];
 
 	log_begin(&line, err->cls == DB_ERR_OTHER ? LOG_ERROR : LOG_WARNING, "batch_failed");
 	log_kv_str(&line, "class", db_error_class_name(err->cls));
@@ -82,12 +86,14 @@ deliver_log_retry(const feeder_app *app, const db_error *err, int attempt, int d
 	if (err->sqlstate[0])
 		log_kv_str(&line, "sqlstate", err->sqlstate);
 	log_kv_str(&line, "error", err->message);
-	log_kv_int(&line, "messages", app->batch.count);
+	log_kv_int(&line, "messages", l->batch.count);
 	log_kv_fmt(&line, "first", "%s [%d] @%lld", first->topic, (int) first->partition,
 			   (long long) first->offset);
 	log_kv_int(&line, "attempt", attempt + 1);
 	if (delay >= 0)
 		log_kv_int(&line, "retry_in_ms", delay);
+	if (l->index > 0)
+		log_kv_int(&line, "session", l->index);
 	log_end(&line);
 }
 
@@ -98,16 +104,16 @@ deliver_log_retry(const feeder_app *app, const db_error *err, int attempt, int d
  *		already quarantined it in the same transaction).
  */
 static void
-deliver_report(feeder_app *app, const db_row *rows, int nrows)
+deliver_report(feeder_app *app, const lane *l)
 {
-	const batch *b = &app->batch;
+	const batch *b = &l->batch;
 	uint64_t	counts[DB_NOUTCOMES] = {0};
 	uint64_t	other_types = 0;
 	int			i;
 
-	for (i = 0; i < nrows; i++)
+	for (i = 0; i < l->nrows; i++)
 	{
-		const db_row *row = &rows[i];
+		const db_row *row = &l->rows[i];
 		const batch_msg *m = &b->msgs[row->msg_index];
 		log_line	line;
 
@@ -149,6 +155,7 @@ deliver_report(feeder_app *app, const db_row *rows, int nrows)
 		log_kv_uint(&line, "rejected", counts[DB_OUTCOME_REJECTED]);
 		log_kv_uint(&line, "tombstones", counts[DB_OUTCOME_SKIPPED] - other_types);
 		log_kv_uint(&line, "skipped", other_types);
+		log_kv_int(&line, "session", l->index);
 		log_end(&line);
 	}
 }
@@ -163,20 +170,22 @@ deliver_report(feeder_app *app, const db_row *rows, int nrows)
  *		failures of any class.
  */
 static void
-deliver_maybe_reconnect(feeder_app *app, const db_error *err, int failures)
+deliver_maybe_reconnect(lane *l, const db_error *err, int failures)
 {
 	int			read_only = strcmp(err->sqlstate, "25006") == 0;
 	log_line	line;
 
-	if (!db_connected(app->db) ||
+	if (!db_connected(l->db) ||
 		(!read_only && failures % DELIVER_RECONNECT_AFTER != 0))
 		return;
-	db_disconnect(app->db);
+	db_disconnect(l->db);
 	log_begin(&line, LOG_WARNING, "db_reconnecting");
 	log_kv_str(&line, "reason", read_only ?
 			   "the session is read-only (a standby or a fenced primary): another may reach the primary" :
 			   "the batch failed repeatedly on this connection");
 	log_kv_int(&line, "failures", failures);
+	if (l->index > 0)
+		log_kv_int(&line, "session", l->index);
 	log_end(&line);
 }
 
@@ -184,28 +193,28 @@ deliver_maybe_reconnect(feeder_app *app, const db_error *err, int failures)
  * deliver_maybe_split
  *		A batch of several messages that failed because of its size (out
  *		of memory, a program limit: db_size_caused) is retried in halves:
- *		its second half goes back in front of the held messages and the
- *		next batches are capped at what is left, so the same batch is never
- *		sent again.  The cap doubles back towards --batch-size with each
- *		commit (deliver_grow_cap).
+ *		its second half goes back in front of the lane's held messages and
+ *		the lane's next batches are capped at what is left, so the same
+ *		batch is never sent again.  The cap doubles back towards
+ *		--batch-size with each commit (deliver_grow_cap).
  */
 static void
-deliver_maybe_split(feeder_app *app, const db_error *err)
+deliver_maybe_split(feeder_app *app, lane *l, const db_error *err)
 {
-	int			was = app->batch.count;
+	int			was = l->batch.count;
 	int			back;
 	log_line	line;
 
 	if (!db_size_caused(err->sqlstate) ||
-		(back = batch_split(&app->batch, &app->pending)) == 0)
+		(back = batch_split(&l->batch, &l->pending)) == 0)
 		return;
-	app->batch.max_size = app->batch.count;
-	app->capped_commits = 0;
+	l->batch.max_size = l->batch.count;
+	l->capped_commits = 0;
 	app->stats.splits++;
 	log_begin(&line, LOG_WARNING, "batch_split");
 	log_kv_str(&line, "sqlstate", err->sqlstate);
 	log_kv_int(&line, "messages", was);
-	log_kv_int(&line, "retrying", app->batch.count);
+	log_kv_int(&line, "retrying", l->batch.count);
 	log_kv_int(&line, "held_back", back);
 	log_kv_str(&line, "reason", "the batch failed for its size: retried in halves, smaller batches until commits succeed");
 	log_end(&line);
@@ -221,155 +230,149 @@ deliver_maybe_split(feeder_app *app, const db_error *err)
  *		costs one failed attempt per doubling, not one per batch.
  */
 static void
-deliver_grow_cap(feeder_app *app)
+deliver_grow_cap(feeder_app *app, lane *l)
 {
 	int			max = app->cfg->batch_size;
 
-	if (app->batch.max_size >= max || ++app->capped_commits < DELIVER_GROW_AFTER)
+	if (l->batch.max_size >= max || ++l->capped_commits < DELIVER_GROW_AFTER)
 		return;
-	app->capped_commits = 0;
-	app->batch.max_size = app->batch.max_size > max / 2 ? max : app->batch.max_size * 2;
+	l->capped_commits = 0;
+	l->batch.max_size = l->batch.max_size > max / 2 ? max : l->batch.max_size * 2;
 }
 
 /*
- * deliver_batch
- *		Run app->batch through the database until it commits, then
- *		acknowledge it.  See the file header for the error paths.  The
- *		caller releases the batch's messages afterwards in every case.
+ * deliver_reset
+ *		The lane's batch is over (committed, dropped or abandoned): release
+ *		its messages, forget its failures.
  */
-deliver_result
-deliver_batch(feeder_app *app)
+static void
+deliver_reset(lane *l)
 {
-	deliver_result result;
-	int			attempt = 0;
-	int64_t		failing_since = 0;
+	batch_clear(&l->batch, kafka_release);
+	l->attempt = 0;
+	l->retry_at = -1;
+}
 
-	app->delivering = 1;
-	for (;;)
+/*
+ * deliver_abandon
+ *		Shutdown while the lane's batch waits for its retry: nothing of it
+ *		is acknowledged, the group's next member reads it again.
+ */
+void
+deliver_abandon(feeder_app *app, lane *l)
+{
+	log_line	line;
+
+	app->stats.abandoned++;
+	log_begin(&line, LOG_WARNING, "batch_abandoned");
+	log_kv_int(&line, "messages", l->batch.count);
+	log_kv_str(&line, "reason", "shutdown while the database was failing; nothing acknowledged");
+	log_end(&line);
+	deliver_reset(l);
+}
+
+/*
+ * deliver_failed
+ *		An attempt failed (err): exit 3 for a configuration error, abandon
+ *		at shutdown, else schedule the retry (the main loop pauses the
+ *		partitions while any lane waits for one).
+ */
+static void
+deliver_failed(feeder_app *app, lane *l, const db_error *err)
+{
+	int64_t		now = loop_now_ms();
+	int			delay;
+
+	if (!db_connected(l->db) || err->cls == DB_ERR_FATAL)
+		metrics_set_database(0, err->message);
+	if (err->cls == DB_ERR_FATAL)
 	{
-		db_row	   *rows;
-		int			nrows;
-		db_error	err;
-		db_error_class cls;
-		int			delay;
-		double		started;
-
-		if (app->batch.count == 0)
-		{
-			result = DELIVER_DROPPED;
-			break;
-		}
-		if (app->positions_fatal)
-		{
-			result = DELIVER_POSITIONS_FATAL;
-			break;
-		}
-
-		started = deliver_seconds();
-
-		/*
-		 * A new database session may have lost commits: check its positions
-		 * before anything is sent on it, and drop the held messages of
-		 * partitions sought back.
-		 */
-		cls = DB_ERR_NONE;
-		if (positions_needed(app))
-		{
-			cls = positions_reconcile(app, &err);
-			if (app->positions_fatal)
-			{
-				result = DELIVER_POSITIONS_FATAL;
-				break;
-			}
-			if (app->db_config_error)
-			{
-				result = DELIVER_DB_FATAL;
-				break;
-			}
-			if (cls == DB_ERR_NONE)
-			{
-				loop_prune_revoked(app);
-				if (app->batch.count == 0)
-				{
-					result = DELIVER_DROPPED;
-					break;
-				}
-			}
-		}
-		if (cls == DB_ERR_NONE)
-			cls = db_run_batch(app->db, &app->batch, &rows, &nrows, &err);
-		if (cls == DB_ERR_NONE)
-		{
-			deliver_report(app, rows, nrows);
-			kafka_store_offsets(app->kc, &app->batch);
-			app->stats.batches++;
-			deliver_grow_cap(app);
-			app->last_commit_ms = loop_now_ms();
-			metrics_observe_batch(deliver_seconds() - started);
-			metrics_set_database(1, NULL);
-			metrics_publish(&app->stats);
-			if (attempt > 0)
-			{
-				log_line	line;
-
-				log_begin(&line, LOG_INFO, "batch_recovered");
-				log_kv_int(&line, "attempts", attempt + 1);
-				log_kv_int(&line, "failing_ms", loop_now_ms() - failing_since);
-				log_kv_int(&line, "messages", app->batch.count);
-				log_end(&line);
-			}
-			result = DELIVER_OK;
-			break;
-		}
-		if (!db_connected(app->db) || cls == DB_ERR_FATAL)
-			metrics_set_database(0, err.message);
-		if (cls == DB_ERR_FATAL)
-		{
-			deliver_log_fatal(&err);
-			result = DELIVER_DB_FATAL;
-			break;
-		}
-
-		if (attempt == 0)
-			failing_since = loop_now_ms();
-		if (feeder_stop)
-		{
-			deliver_log_retry(app, &err, attempt, -1);
-			result = DELIVER_ABANDONED;
-			break;
-		}
-		app->stats.retries++;
-		metrics_count_retry(db_retry_reason_of(err.sqlstate, err.step));
-		delay = backoff_delay_ms(&app->backoff, attempt, backoff_random());
-		deliver_log_retry(app, &err, attempt, delay);
-		deliver_maybe_split(app, &err);
-		attempt++;
-		deliver_maybe_reconnect(app, &err, attempt);
-		kafka_pause(app->kc);
-		loop_wait(app, delay);
-		if (kafka_fatal(app->kc))
-		{
-			result = DELIVER_KAFKA_FATAL;
-			break;
-		}
-		if (feeder_stop)
-		{
-			result = DELIVER_ABANDONED;
-			break;
-		}
+		deliver_log_fatal(err);
+		app->db_config_error = 1;	/* the batch stays unacknowledged */
+		return;
 	}
+	if (l->attempt == 0)
+		l->failing_since = now;
+	if (feeder_stop)
+	{
+		deliver_log_retry(l, err, l->attempt, -1);
+		deliver_abandon(app, l);
+		return;
+	}
+	app->stats.retries++;
+	metrics_count_retry(db_retry_reason_of(err->sqlstate, err->step));
+	delay = backoff_delay_ms(&app->backoff, l->attempt, backoff_random());
+	deliver_log_retry(l, err, l->attempt, delay);
+	deliver_maybe_split(app, l, err);
+	l->attempt++;
+	deliver_maybe_reconnect(l, err, l->attempt);
+	l->retry_at = now + delay;
+}
 
-	if (result == DELIVER_ABANDONED)
+/*
+ * deliver_start
+ *		Send the lane's batch (new, or due for its retry).  A new database
+ *		session may have lost commits: its positions are checked before
+ *		anything is sent on it, with every other lane finished first, and
+ *		the held messages of partitions sought back are dropped.
+ */
+void
+deliver_start(feeder_app *app, lane *l)
+{
+	db_error	err;
+
+	l->retry_at = -1;
+	if (positions_needed(app, l))
+	{
+		db_error_class cls;
+
+		loop_quiesce(app);
+		cls = positions_reconcile(app, l, &err);
+		if (app->positions_fatal || app->db_config_error)
+			return;				/* the batch stays unacknowledged */
+		if (cls != DB_ERR_NONE)
+		{
+			deliver_failed(app, l, &err);
+			return;
+		}
+		loop_prune_revoked(app);
+		if (l->batch.count == 0)
+			return;
+	}
+	l->started = deliver_seconds();
+	lane_submit(l);
+}
+
+/*
+ * deliver_finish
+ *		The lane's thread is done with its batch: acknowledge it after the
+ *		commit, or handle the failure.
+ */
+void
+deliver_finish(feeder_app *app, lane *l)
+{
+	if (l->cls != DB_ERR_NONE)
+	{
+		deliver_failed(app, l, &l->err);
+		return;
+	}
+	deliver_report(app, l);
+	kafka_store_offsets(app->kc, &l->batch);
+	app->stats.batches++;
+	deliver_grow_cap(app, l);
+	app->last_commit_ms = loop_now_ms();
+	metrics_observe_batch(deliver_seconds() - l->started);
+	metrics_set_database(1, NULL);
+	metrics_publish(&app->stats);
+	if (l->attempt > 0)
 	{
 		log_line	line;
 
-		app->stats.abandoned++;
-		log_begin(&line, LOG_WARNING, "batch_abandoned");
-		log_kv_int(&line, "messages", app->batch.count);
-		log_kv_str(&line, "reason", "shutdown while the database was failing; nothing acknowledged");
+		log_begin(&line, LOG_INFO, "batch_recovered");
+		log_kv_int(&line, "attempts", l->attempt + 1);
+		log_kv_int(&line, "failing_ms", loop_now_ms() - l->failing_since);
+		log_kv_int(&line, "messages", l->batch.count);
 		log_end(&line);
 	}
-	kafka_resume(app->kc);
-	app->delivering = 0;
-	return result;
+	deliver_reset(l);
 }

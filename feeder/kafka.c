@@ -18,9 +18,10 @@
  * if assigned back), its offset is not stored, because the partition's
  * committed position was settled at the revoke and may belong to another
  * member by now.  The rebalance callback runs only inside
- * rd_kafka_consumer_poll(), which the feeder never calls while a
- * transaction is open, so a revoke can never slip between a COMMIT and
- * the offset store that follows it.
+ * rd_kafka_consumer_poll(), and first calls the owner's quiesce function,
+ * which lets every open transaction end and stores the offsets of those
+ * that committed, so a revoke can never slip between a COMMIT and the
+ * offset store that follows it.
  *
  * Start positions: the database is the authority on where each partition
  * resumes (positions.c decides).  On assignment the start offsets go into
@@ -159,6 +160,8 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 	int			decided = 1;
 	int			i;
 
+	if (kc->quiesce_fn)
+		kc->quiesce_fn(kc->quiesce_arg);
 	kc->rebalanced = 1;
 	switch (err)
 	{
@@ -484,6 +487,7 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	}
 	/* conf is owned by rk from here */
 	rd_kafka_poll_set_consumer(kc->rk);
+	kc->wake_q = rd_kafka_queue_get_consumer(kc->rk);
 
 	topics = rd_kafka_topic_partition_list_new(cfg->ntopics);
 	for (i = 0; i < cfg->ntopics; i++)
@@ -494,6 +498,8 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	if (rerr)
 	{
 		snprintf(err, errlen, "could not subscribe: %s", rd_kafka_err2str(rerr));
+		if (kc->wake_q)
+			rd_kafka_queue_destroy(kc->wake_q);
 		rd_kafka_destroy(kc->rk);
 		free(kc);
 		return NULL;
@@ -510,6 +516,30 @@ kafka_set_start_fn(kafka_consumer *kc, kafka_start_fn fn, void *arg)
 {
 	kc->start_fn = fn;
 	kc->start_arg = arg;
+}
+
+/*
+ * kafka_set_quiesce_fn
+ *		Install the function every rebalance calls first (see the file
+ *		header); NULL removes it.
+ */
+void
+kafka_set_quiesce_fn(kafka_consumer *kc, void (*fn) (void *arg), void *arg)
+{
+	kc->quiesce_fn = fn;
+	kc->quiesce_arg = arg;
+}
+
+/*
+ * kafka_wake
+ *		From any thread: make a kafka_poll waiting now, or the next one,
+ *		return at once (with no message if none is ready).
+ */
+void
+kafka_wake(kafka_consumer *kc)
+{
+	if (kc->wake_q)
+		rd_kafka_queue_yield(kc->wake_q);
 }
 
 /*
@@ -1067,6 +1097,8 @@ kafka_close(kafka_consumer *kc)
 
 	if (kc == NULL)
 		return;
+	kc->quiesce_fn = NULL;
+	kc->start_fn = NULL;
 	kafka_commit_sync(kc, "shutdown");
 	err = rd_kafka_consumer_close(kc->rk);
 	if (err)
@@ -1077,6 +1109,8 @@ kafka_close(kafka_consumer *kc)
 		log_kv_str(&line, "error", rd_kafka_err2str(err));
 		log_end(&line);
 	}
+	if (kc->wake_q)
+		rd_kafka_queue_destroy(kc->wake_q);
 	rd_kafka_destroy(kc->rk);
 	for (i = 0; i < kc->nslots; i++)
 		free(kc->slots[i].topic);

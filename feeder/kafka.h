@@ -51,6 +51,8 @@ extern rd_kafka_conf_t *kafka_build_conf(const feeder_config *cfg,
 extern kafka_consumer *kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf,
 								  feeder_stats *stats, char *err, size_t errlen);
 extern void kafka_set_start_fn(kafka_consumer *kc, kafka_start_fn fn, void *arg);
+extern void kafka_set_quiesce_fn(kafka_consumer *kc, void (*fn) (void *arg), void *arg);
+extern void kafka_wake(kafka_consumer *kc);
 extern int	kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out);
 extern int	kafka_waiting_start(const kafka_consumer *kc);
 extern int	kafka_start_partition(kafka_consumer *kc, const char *topic,

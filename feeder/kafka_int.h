@@ -55,6 +55,9 @@ struct kafka_consumer
 	feeder_stats *stats;
 	kafka_start_fn start_fn;	/* chooses start offsets on assignment */
 	void	   *start_arg;
+	void		(*quiesce_fn) (void *arg);	/* first in every rebalance */
+	void	   *quiesce_arg;
+	rd_kafka_queue_t *wake_q;	/* the consumer queue, for kafka_wake */
 	const char *type_header;	/* header read into batch_msg.type, or NULL */
 	int			want_content_type;	/* read content-type (cloudevents) */
 };

@@ -1,7 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * loop.c
- *	  The main loop: assemble a batch, deliver it, repeat until a signal.
+ *	  The main loop: consume, route each message to its partition's lane,
+ *	  send each idle lane's batch, acknowledge what committed, repeat until
+ *	  a signal.
+ *
+ * One thread owns Kafka.  A message goes to the lane of its partition
+ * (batch_lane_of), so a partition's batches commit in order through one
+ * database session, while other lanes' transactions run at the same
+ * time.  A lane whose database is free sends what it holds at once
+ * (batch_take); while its transaction runs, the next batch grows.  When a
+ * lane holds a whole next batch, consuming waits for lanes rather than
+ * for Kafka, which bounds the memory held.
  *
  * All Kafka polling goes through loop_poll(), which also drops held
  * messages of partitions revoked by a rebalance, writes the periodic
@@ -9,14 +19,19 @@
  * watches the idle database connection.  A poll that returns no message
  * also commits the offsets stored since the last commit (at most once a
  * second), so that the group's committed offsets do not trail the
- * database by auto.commit.interval.ms once the stream pauses.  Polling
- * never happens while a database transaction is open (see kafka.c for why
- * that matters).
+ * database by auto.commit.interval.ms once the stream pauses.
+ *
+ * Rebalances: the rebalance callback first lets every running transaction
+ * end and acknowledges what committed (loop_quiesce, through
+ * kafka_set_quiesce_fn), so a revoke never slips between a COMMIT and the
+ * offset store that follows it, and the revoked partitions' offsets are
+ * committed with them.
  *
  *-------------------------------------------------------------------------
  */
 #include <stdlib.h>
 #include <time.h>
+#include <pthread.h>
 
 #include "app.h"
 #include "feeder.h"
@@ -31,6 +46,9 @@
 
 /* Shortest interval between two offset commits asked for by an idle poll. */
 #define LOOP_IDLE_COMMIT_INTERVAL_MS 1000
+
+/* Longest single wait, so that signals and periodic work are noticed. */
+#define LOOP_SLICE_MS 100
 
 /*
  * loop_now_ms
@@ -55,10 +73,23 @@ loop_now_ms(void)
 void
 loop_prune_revoked(feeder_app *app)
 {
-	int			dropped;
+	int			dropped = 0;
+	int			i;
 
-	dropped = batch_remove_if(&app->batch, kafka_msg_revoked, app->kc, kafka_release);
-	dropped += queue_remove_if(&app->pending, kafka_msg_revoked, app->kc, kafka_release);
+	for (i = 0; i < app->nlanes; i++)
+	{
+		lane	   *l = &app->lanes[i];
+
+		dropped += queue_remove_if(&l->pending, kafka_msg_revoked, app->kc, kafka_release);
+		if (lane_running(l))
+			continue;			/* its messages are the thread's until it ends */
+		dropped += batch_remove_if(&l->batch, kafka_msg_revoked, app->kc, kafka_release);
+		if (l->batch.count == 0)
+		{
+			l->attempt = 0;		/* a retry of nothing */
+			l->retry_at = -1;
+		}
+	}
 	if (dropped > 0)
 	{
 		log_line	line;
@@ -67,6 +98,118 @@ loop_prune_revoked(feeder_app *app)
 		log_kv_int(&line, "count", dropped);
 		log_kv_str(&line, "reason", "partition revoked, or sought back to the database's position, before their batch committed");
 		log_end(&line);
+	}
+}
+
+/*
+ * loop_lane_done
+ *		Called by a lane's thread when its batch is over: wake the main
+ *		thread, whether it waits in Kafka's poll or for lanes.
+ */
+void
+loop_lane_done(void *arg)
+{
+	feeder_app *app = arg;
+
+	pthread_mutex_lock(&app->wake_lock);
+	app->wakes++;
+	pthread_cond_broadcast(&app->wake_cond);
+	pthread_mutex_unlock(&app->wake_lock);
+	kafka_wake(app->kc);
+}
+
+/*
+ * loop_woken
+ *		Whether a lane finished since the main thread last looked.
+ */
+static int
+loop_woken(feeder_app *app)
+{
+	uint64_t	wakes;
+
+	pthread_mutex_lock(&app->wake_lock);
+	wakes = app->wakes;
+	pthread_mutex_unlock(&app->wake_lock);
+	if (wakes == app->wakes_seen)
+		return 0;
+	app->wakes_seen = wakes;
+	return 1;
+}
+
+/*
+ * loop_wait_lanes
+ *		Wait up to ms for a lane to finish (consuming is held back).
+ */
+static void
+loop_wait_lanes(feeder_app *app, int ms)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += ms / 1000;
+	deadline.tv_nsec += (long) (ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L)
+	{
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&app->wake_lock);
+	while (app->wakes == app->wakes_seen && !feeder_stop)
+		if (pthread_cond_timedwait(&app->wake_cond, &app->wake_lock, &deadline) != 0)
+			break;
+	pthread_mutex_unlock(&app->wake_lock);
+}
+
+/*
+ * loop_any_running
+ *		Whether some lane's transaction is running.
+ */
+int
+loop_any_running(feeder_app *app)
+{
+	int			i;
+
+	for (i = 0; i < app->nlanes; i++)
+		if (lane_running(&app->lanes[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * loop_collect
+ *		Acknowledge (or schedule the retry of) every batch whose
+ *		transaction is over.
+ */
+static void
+loop_collect(feeder_app *app)
+{
+	int			i;
+
+	(void) loop_woken(app);
+	for (i = 0; i < app->nlanes; i++)
+		if (lane_take(&app->lanes[i]))
+			deliver_finish(app, &app->lanes[i]);
+}
+
+/*
+ * loop_quiesce
+ *		Let every running transaction end and acknowledge what committed:
+ *		before a rebalance changes the assignment (kafka_set_quiesce_fn),
+ *		before the positions of a new session are checked, at the end.
+ */
+void
+loop_quiesce(void *arg)
+{
+	feeder_app *app = arg;
+	int			i;
+
+	for (i = 0; i < app->nlanes; i++)
+	{
+		lane	   *l = &app->lanes[i];
+
+		lane_wait(l);
+		if (lane_take(l))
+			deliver_finish(app, l);
 	}
 }
 
@@ -85,7 +228,7 @@ loop_watch_database(feeder_app *app, int64_t now)
 {
 	db_error	err;
 
-	if (app->delivering)
+	if (loop_any_running(app))
 		return;
 	if (db_connected(app->db))
 	{
@@ -209,14 +352,15 @@ static void
 loop_check_positions(feeder_app *app, int64_t now)
 {
 	db_error	err;
+	lane	   *first = &app->lanes[0];
 
-	if (app->delivering || now < app->next_positions_ms)
+	if (now < app->next_positions_ms || loop_any_running(app))
 		return;
 	if (kafka_waiting_start(app->kc) == 0 &&
-		(!db_connected(app->db) || db_session(app->db) == app->positions_session))
+		(!db_connected(first->db) || db_session(first->db) == first->positions_session))
 		return;
 	app->next_positions_ms = now + LOOP_POSITIONS_INTERVAL_MS;
-	if (positions_reconcile(app, &err) == DB_ERR_NONE)
+	if (positions_reconcile(app, first, &err) == DB_ERR_NONE)
 		loop_prune_revoked(app);
 }
 
@@ -246,9 +390,10 @@ loop_tick(feeder_app *app)
  * loop_poll
  *		Poll the consumer once (serving rebalances and errors), prune after
  *		a rebalance, commit stored offsets when nothing came (see the file
- *		header), do periodic work.  1 with *out filled on a message.
+ *		header), do periodic work.  1 with *out filled on a message.  A
+ *		lane that finishes its batch cuts the wait short (kafka_wake).
  */
-int
+static int
 loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
 {
 	int			got = kafka_poll(app->kc, timeout_ms, out);
@@ -267,93 +412,175 @@ loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
 }
 
 /*
- * loop_wait
- *		Sleep ms milliseconds while still polling, in short slices so that
- *		rebalances, heartbeats and signals are served.  The partitions are
- *		paused, but messages already fetched may still arrive: they are
- *		queued in order behind the batch in flight, never dropped.
+ * loop_route
+ *		Hold a consumed message for its partition's lane.
  */
-void
-loop_wait(feeder_app *app, int ms)
+static void
+loop_route(feeder_app *app, const batch_msg *m)
 {
-	int64_t		deadline = loop_now_ms() + ms;
+	lane	   *l = &app->lanes[batch_lane_of(m, app->nlanes)];
 
-	while (!feeder_stop && !kafka_fatal(app->kc))
+	if (queue_push(&l->pending, m) != 0)
 	{
-		int64_t		left = deadline - loop_now_ms();
-		batch_msg	m;
-
-		if (left <= 0)
-			break;
-		if (loop_poll(app, left < BATCH_POLL_SLICE_MS ? (int) left : BATCH_POLL_SLICE_MS, &m) &&
-			queue_push(&app->pending, &m) != 0)
-		{
-			/* dropping it would let a later offset acknowledge it */
-			log_simple(LOG_FATAL, "out_of_memory", "could not hold a consumed message");
-			exit(FEEDER_EXIT_RUNTIME);
-		}
+		/* dropping it would let a later offset acknowledge it */
+		log_simple(LOG_FATAL, "out_of_memory", "could not hold a consumed message");
+		exit(FEEDER_EXIT_RUNTIME);
 	}
 }
 
 /*
- * Batch source callbacks for batch_fill().
+ * loop_dispatch
+ *		Send the batch of every lane whose database is free: a batch due
+ *		for its retry, or what the lane holds when batch_take says so.
+ *		Returns the longest wait before a lane needs the loop again (a
+ *		retry's time, a batch's --batch-wait-ms), at most LOOP_SLICE_MS.
  */
 static int
-loop_source_poll(void *arg, int timeout_ms, batch_msg *out)
+loop_dispatch(feeder_app *app)
 {
-	return loop_poll((feeder_app *) arg, timeout_ms, out);
+	int64_t		now = loop_now_ms();
+	int64_t		wait = LOOP_SLICE_MS;
+	int			i;
+
+	for (i = 0; i < app->nlanes && !app->db_config_error && !app->positions_fatal; i++)
+	{
+		lane	   *l = &app->lanes[i];
+		int64_t		left;
+
+		if (lane_running(l))
+			continue;
+		if (l->retry_at >= 0)
+		{
+			left = l->retry_at - now;
+			if (left > 0)
+			{
+				wait = left < wait ? left : wait;
+				continue;
+			}
+			deliver_start(app, l);
+			continue;
+		}
+		if (batch_take(&l->batch, &l->pending, now))
+		{
+			deliver_start(app, l);
+			continue;
+		}
+		if (l->batch.count > 0)
+		{
+			left = l->batch.first_ms + l->batch.wait_ms - now;
+			if (left < wait)
+				wait = left > 0 ? left : 0;
+		}
+	}
+	return (int) wait;
 }
 
-static int64_t
-loop_source_now(void *arg)
+/*
+ * loop_update_pause
+ *		Partitions are paused while some lane waits to retry its batch
+ *		(polling goes on, so the group keeps us), resumed when none does.
+ */
+static void
+loop_update_pause(feeder_app *app)
 {
-	(void) arg;
-	return loop_now_ms();
+	int			i;
+
+	for (i = 0; i < app->nlanes; i++)
+		if (app->lanes[i].retry_at >= 0)
+		{
+			kafka_pause(app->kc);
+			return;
+		}
+	kafka_resume(app->kc);
 }
 
+/*
+ * loop_backlogged
+ *		Whether some lane holds a whole next batch (batch_backlogged).
+ */
 static int
-loop_source_stopping(void *arg)
+loop_backlogged(feeder_app *app)
 {
-	feeder_app *app = arg;
+	int			i;
 
+	for (i = 0; i < app->nlanes; i++)
+		if (batch_backlogged(&app->lanes[i].batch, &app->lanes[i].pending))
+			return 1;
+	return 0;
+}
+
+/*
+ * loop_stopping
+ *		Whether the loop must end.
+ */
+static int
+loop_stopping(feeder_app *app)
+{
 	return feeder_stop || kafka_fatal(app->kc) || app->db_config_error ||
 		app->positions_fatal;
 }
 
 /*
+ * loop_finish
+ *		The end: running transactions end and what committed is
+ *		acknowledged; a batch waiting for its retry at a signal is
+ *		abandoned; the rest stays unacknowledged.
+ */
+static void
+loop_finish(feeder_app *app)
+{
+	int			i;
+
+	loop_quiesce(app);
+	if (!feeder_stop)
+		return;
+	for (i = 0; i < app->nlanes; i++)
+		if (app->lanes[i].retry_at >= 0 && app->lanes[i].batch.count > 0)
+			deliver_abandon(app, &app->lanes[i]);
+}
+
+/*
  * loop_run
- *		Assemble and deliver batches until a signal or a fatal error.
+ *		Consume, route and deliver until a signal or a fatal error.
  *		Returns the exit code.
  */
 int
 loop_run(feeder_app *app)
 {
-	batch_source src = {loop_source_poll, loop_source_now, loop_source_stopping, app};
-
 	app->next_stats_ms = loop_now_ms() + (int64_t) app->cfg->stats_interval_s * 1000;
 	app->last_commit_ms = loop_now_ms();
 	app->waiting_since_ms = -1;
 	metrics_set_phase(METRICS_RUNNING);
-	while (!feeder_stop && !kafka_fatal(app->kc))
+	while (!loop_stopping(app))
 	{
-		deliver_result r;
+		batch_msg	m;
+		int			wait;
 
-		batch_fill(&app->batch, &app->pending, &src);
-		if (app->db_config_error)
-			return FEEDER_EXIT_DATABASE;
-		if (app->positions_fatal)
-			return FEEDER_EXIT_POSITIONS;
-		if (app->batch.count == 0)
-			continue;
-		r = deliver_batch(app);
-		batch_clear(&app->batch, kafka_release);
-		if (r == DELIVER_DB_FATAL)
-			return FEEDER_EXIT_DATABASE;
-		if (r == DELIVER_POSITIONS_FATAL)
-			return FEEDER_EXIT_POSITIONS;
-		if (r == DELIVER_ABANDONED)
+		loop_collect(app);
+		wait = loop_dispatch(app);
+		loop_update_pause(app);
+		if (loop_stopping(app))
 			break;
+		if (loop_backlogged(app) && !kafka_is_paused(app->kc))
+		{
+			/* a lane holds its next batch: wait for lanes, not for Kafka */
+			loop_wait_lanes(app, wait > 0 ? wait : 1);
+			loop_tick(app);
+			continue;
+		}
+		if (!loop_poll(app, wait, &m))
+			continue;
+		loop_route(app, &m);
+		/* take what is ready, until a lane is done or holds a next batch */
+		while (!loop_woken(app) && !loop_backlogged(app) && !loop_stopping(app) &&
+			   loop_poll(app, 0, &m))
+			loop_route(app, &m);
 	}
+	loop_finish(app);
+	if (app->db_config_error)
+		return FEEDER_EXIT_DATABASE;
+	if (app->positions_fatal)
+		return FEEDER_EXIT_POSITIONS;
 	if (kafka_fatal(app->kc))
 		return FEEDER_EXIT_KAFKA;
 	return FEEDER_EXIT_OK;

@@ -184,6 +184,7 @@ feeder_log_start(const feeder_config *cfg)
 	log_kv_str(&line, "dsn", dsn);
 	log_kv_int(&line, "batch_size", cfg->batch_size);
 	log_kv_int(&line, "batch_wait_ms", cfg->batch_wait_ms);
+	log_kv_int(&line, "db_sessions", cfg->db_sessions);
 	log_kv_str(&line, "envelope", cfg->envelope);
 	if (cfg->event_type)
 	{
@@ -197,6 +198,24 @@ feeder_log_start(const feeder_config *cfg)
 }
 
 /*
+ * feeder_free_lanes
+ *		Stop the lanes' threads (a running batch ends first) and release
+ *		their messages and sessions.
+ */
+static void
+feeder_free_lanes(feeder_app *app)
+{
+	int			i;
+
+	for (i = 0; i < app->nlanes; i++)
+		lane_free(&app->lanes[i], kafka_release);
+	free(app->lanes);
+	app->lanes = NULL;
+	app->nlanes = 0;
+	app->db = NULL;
+}
+
+/*
  * feeder_release_early
  *		Free what main allocated, on a return before the loop: the memory
  *		is unreachable once main returns, and LeakSanitizer (make sanitize)
@@ -207,11 +226,46 @@ feeder_release_early(feeder_app *app, feeder_config *cfg, rd_kafka_conf_t *conf)
 {
 	if (conf != NULL)
 		rd_kafka_conf_destroy(conf);
-	batch_free(&app->batch, kafka_release);
-	queue_free(&app->pending, kafka_release);
-	if (app->db != NULL)
-		db_free(app->db);
+	feeder_free_lanes(app);
 	config_free(cfg);
+}
+
+/*
+ * feeder_make_lanes
+ *		--db-sessions lanes, each with its database session (not connected
+ *		yet); 0 on success, -1 on out of memory.
+ */
+static int
+feeder_make_lanes(feeder_app *app, const feeder_config *cfg)
+{
+	int			i;
+
+	app->lanes = calloc((size_t) cfg->db_sessions, sizeof(lane));
+	if (app->lanes == NULL)
+		return -1;
+	for (i = 0; i < cfg->db_sessions; i++)
+	{
+		lane	   *l = &app->lanes[i];
+		db_conn    *db = db_new(cfg->dsn, cfg->group, &app->stats);
+
+		if (db == NULL)
+			return -1;
+		if (lane_init(l, i, db, cfg->batch_size, cfg->batch_wait_ms,
+					  (size_t) cfg->batch_max_bytes) != 0)
+		{
+			db_free(db);
+			l->db = NULL;
+			app->nlanes = i + 1;	/* lane_free releases what it has */
+			return -1;
+		}
+		app->nlanes = i + 1;
+		db_set_timeouts(db, cfg->statement_timeout_ms, cfg->lock_timeout_ms);
+		if ((strcmp(cfg->envelope, "plain") != 0 || cfg->event_type != NULL) &&
+			db_set_outbox(db, cfg->envelope, cfg->event_type, cfg->type_header) != 0)
+			return -1;
+	}
+	app->db = app->lanes[0].db;
+	return 0;
 }
 
 /*
@@ -228,6 +282,8 @@ main(int argc, char **argv)
 	char		err[1024];
 	db_error	dberr;
 	int			rc;
+	int			i;
+	size_t		held = 0;
 
 	switch (config_parse(&cfg, argc, argv, err, sizeof(err)))
 	{
@@ -261,23 +317,14 @@ main(int argc, char **argv)
 	app.stats.lag = -1;
 	app.backoff.base_ms = cfg.retry_backoff_ms;
 	app.backoff.max_ms = cfg.retry_backoff_max_ms;
-	queue_init(&app.pending);
-	if (batch_init(&app.batch, cfg.batch_size, cfg.batch_wait_ms) != 0 ||
-		(app.db = db_new(cfg.dsn, cfg.group, &app.stats)) == NULL)
+	pthread_mutex_init(&app.wake_lock, NULL);
+	pthread_cond_init(&app.wake_cond, NULL);
+	if (feeder_make_lanes(&app, &cfg) != 0)
 	{
-		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the batch");
+		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the batches and sessions");
 		feeder_release_early(&app, &cfg, conf);
 		return FEEDER_EXIT_RUNTIME;
 	}
-	db_set_timeouts(app.db, cfg.statement_timeout_ms, cfg.lock_timeout_ms);
-	if ((strcmp(cfg.envelope, "plain") != 0 || cfg.event_type != NULL) &&
-		db_set_outbox(app.db, cfg.envelope, cfg.event_type, cfg.type_header) != 0)
-	{
-		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the outbox settings");
-		feeder_release_early(&app, &cfg, conf);
-		return FEEDER_EXIT_RUNTIME;
-	}
-	batch_set_max_bytes(&app.batch, (size_t) cfg.batch_max_bytes);
 
 	if (cfg.metrics_listen && metrics_start(cfg.metrics_listen, err, sizeof(err)) != 0)
 	{
@@ -324,6 +371,17 @@ main(int argc, char **argv)
 		return FEEDER_EXIT_KAFKA;
 	}
 	kafka_set_start_fn(app.kc, positions_on_assign, &app);
+	kafka_set_quiesce_fn(app.kc, loop_quiesce, &app);
+	for (i = 0; i < app.nlanes; i++)
+		if (lane_start(&app.lanes[i], loop_lane_done, &app) != 0)
+		{
+			log_simple(LOG_FATAL, "thread_failed", "could not start a database session's thread");
+			feeder_free_lanes(&app);
+			kafka_close(app.kc);
+			metrics_stop();
+			config_free(&cfg);
+			return FEEDER_EXIT_RUNTIME;
+		}
 
 	rc = loop_run(&app);
 	metrics_set_phase(METRICS_STOPPING);
@@ -337,20 +395,20 @@ main(int argc, char **argv)
 		log_end(&line);
 	}
 
+	for (i = 0; i < app.nlanes; i++)
+		held += queue_length(&app.lanes[i].pending) + (size_t) app.lanes[i].batch.count;
 	{
 		log_line	line;
 
 		log_begin(&line, LOG_INFO, "stopping");
 		log_kv_int(&line, "exit_code", rc);
 		log_kv_str(&line, "signal", feeder_signal_name(feeder_stop));
-		log_kv_uint(&line, "unacknowledged_held", queue_length(&app.pending));
+		log_kv_uint(&line, "unacknowledged_held", held);
 		log_end(&line);
 	}
 	/* messages must go before the client that owns them */
-	batch_free(&app.batch, kafka_release);
-	queue_free(&app.pending, kafka_release);
+	feeder_free_lanes(&app);
 	kafka_close(app.kc);
-	db_free(app.db);
 	app.stats.lag = -1;
 	metrics_publish(&app.stats);
 	metrics_stop();

@@ -94,8 +94,9 @@ positions_topic_known(const db_position *positions, int n, const char *topic)
  *		(--accept-position-loss) or flag the feeder to stop with exit 5.
  */
 static int64_t
-positions_out_of_range(feeder_app *app, const char *topic, int32_t partition,
-					   int64_t db_position, int64_t low, int64_t high)
+positions_out_of_range(feeder_app *app, db_conn *db, const char *topic,
+					   int32_t partition, int64_t db_position, int64_t low,
+					   int64_t high)
 {
 	int			accept = app->cfg->accept_position_loss;
 	int64_t		lost = db_position < low ? low - db_position : 0;
@@ -126,7 +127,7 @@ positions_out_of_range(feeder_app *app, const char *topic, int32_t partition,
 	{
 		db_error	err;
 
-		if (db_restart_position(app->db, topic, partition, db_position, low,
+		if (db_restart_position(db, topic, partition, db_position, low,
 								&err) != DB_ERR_NONE)
 		{
 			log_begin(&line, LOG_FATAL, "position_restart_failed");
@@ -151,7 +152,7 @@ positions_out_of_range(feeder_app *app, const char *topic, int32_t partition,
  *		partition's offsets could not be asked of Kafka (retry later).
  */
 static int
-positions_choose(feeder_app *app, const db_position *positions, int n,
+positions_choose(feeder_app *app, db_conn *db, const db_position *positions, int n,
 				 const char *topic, int32_t partition, int64_t *offset,
 				 positions_source *source)
 {
@@ -174,8 +175,8 @@ positions_choose(feeder_app *app, const db_position *positions, int n,
 	if (db_position < low || db_position > high)
 	{
 		*source = POSITIONS_FROM_EARLIEST;
-		*offset = positions_out_of_range(app, topic, partition, db_position,
-										 low, high);
+		*offset = positions_out_of_range(app, db, topic, partition,
+										 db_position, low, high);
 	}
 	return 0;
 }
@@ -216,9 +217,10 @@ positions_log_start(const char *topic, int32_t partition, int64_t offset,
  *		that a partition waiting for its start is never a silent wait.
  */
 static db_error_class
-positions_read(feeder_app *app, db_position **positions, int *n, db_error *err)
+positions_read(feeder_app *app, db_conn *db, db_position **positions, int *n,
+			   db_error *err)
 {
-	db_error_class cls = db_read_positions(app->db, positions, n, err);
+	db_error_class cls = db_read_positions(db, positions, n, err);
 	int64_t		now;
 
 	if (cls == DB_ERR_NONE)
@@ -272,14 +274,14 @@ positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts)
 				i;
 	db_error	err;
 
-	if (positions_read(app, &positions, &n, &err) != DB_ERR_NONE)
+	if (positions_read(app, app->db, &positions, &n, &err) != DB_ERR_NONE)
 		return -1;
 	for (i = 0; i < parts->cnt; i++)
 	{
 		rd_kafka_topic_partition_t *p = &parts->elems[i];
 		positions_source source;
 
-		if (positions_choose(app, positions, n, p->topic, p->partition,
+		if (positions_choose(app, app->db, positions, n, p->topic, p->partition,
 							 &p->offset, &source) != 0 || app->positions_fatal)
 		{
 			db_free_positions(positions, n);
@@ -300,10 +302,10 @@ positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts)
  *		one whose positions were last checked (or there is none yet).
  */
 int
-positions_needed(const feeder_app *app)
+positions_needed(const feeder_app *app, const lane *l)
 {
-	return kafka_waiting_start(app->kc) > 0 || !db_connected(app->db) ||
-		db_session(app->db) != app->positions_session;
+	return kafka_waiting_start(app->kc) > 0 || !db_connected(l->db) ||
+		db_session(l->db) != l->positions_session;
 }
 
 /*
@@ -314,7 +316,7 @@ positions_needed(const feeder_app *app)
  *		-1 when Kafka could not be asked or the seek failed.
  */
 static int
-positions_catch_up(feeder_app *app, const kafka_assigned_partition *a,
+positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition *a,
 				   int64_t db_position)
 {
 	int64_t		low,
@@ -327,7 +329,7 @@ positions_catch_up(feeder_app *app, const kafka_assigned_partition *a,
 	if (db_position < 0)
 		target = low;
 	else if (db_position < low || db_position > high)
-		target = positions_out_of_range(app, a->topic, a->partition,
+		target = positions_out_of_range(app, db, a->topic, a->partition,
 										db_position, low, high);
 	if (app->positions_fatal)
 		return 0;
@@ -359,7 +361,7 @@ positions_catch_up(feeder_app *app, const kafka_assigned_partition *a,
  *		prune (loop_prune_revoked).
  */
 db_error_class
-positions_reconcile(feeder_app *app, db_error *err)
+positions_reconcile(feeder_app *app, lane *l, db_error *err)
 {
 	db_position *positions;
 	kafka_assigned_partition *held;
@@ -369,7 +371,7 @@ positions_reconcile(feeder_app *app, db_error *err)
 				failed = 0;
 	db_error_class cls;
 
-	cls = positions_read(app, &positions, &n, err);
+	cls = positions_read(app, l->db, &positions, &n, err);
 	if (cls != DB_ERR_NONE)
 		return cls;
 	nheld = kafka_assigned(app->kc, &held);
@@ -382,7 +384,7 @@ positions_reconcile(feeder_app *app, db_error *err)
 			int64_t		offset;
 			positions_source source;
 
-			if (positions_choose(app, positions, n, a->topic, a->partition,
+			if (positions_choose(app, l->db, positions, n, a->topic, a->partition,
 								 &offset, &source) != 0 ||
 				app->positions_fatal ||
 				kafka_start_partition(app->kc, a->topic, a->partition, offset) != 0)
@@ -398,7 +400,7 @@ positions_reconcile(feeder_app *app, db_error *err)
 													 a->partition);
 
 			if (db_position < a->db_next &&
-				positions_catch_up(app, a, db_position) != 0)
+				positions_catch_up(app, l->db, a, db_position) != 0)
 				failed = 1;
 		}
 	}
@@ -414,6 +416,6 @@ positions_reconcile(feeder_app *app, db_error *err)
 		return err->cls;
 	}
 	if (!app->positions_fatal)
-		app->positions_session = db_session(app->db);
+		l->positions_session = db_session(l->db);
 	return DB_ERR_NONE;
 }

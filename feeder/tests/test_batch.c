@@ -1,8 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * test_batch.c
- *	  Unit tests of batch.c: size and time limits, tombstones, the pending
- *	  queue and pruning, against a scripted source and a fake clock.
+ *	  Unit tests of batch.c: the batching rules of a lane (size, bytes and
+ *	  time limits against a fake clock, what is held goes when the lane is
+ *	  free, the backlog bound, the lane of a partition), tombstones, the
+ *	  pending queue, splitting and pruning.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,76 +17,52 @@
 
 #include "batch.h"
 
-/* A scripted source: message i becomes available at arrival[i] ms. */
-typedef struct fake_source
-{
-	int64_t		now;
-	int			n;
-	int			next;
-	int64_t		arrival[64];
-	int			tombstone[64];
-	int32_t		partition[64];
-	int			stopping;
-	int			polls;
-	int			released;
-} fake_source;
-
-static int
-fake_poll(void *arg, int timeout_ms, batch_msg *out)
-{
-	fake_source *f = arg;
-
-	f->polls++;
-	if (f->next < f->n && f->arrival[f->next] <= f->now + timeout_ms)
-	{
-		int			i = f->next++;
-
-		if (f->arrival[i] > f->now)
-			f->now = f->arrival[i];
-		memset(out, 0, sizeof(*out));
-		out->handle = f;
-		out->topic = "orders";
-		out->partition = f->partition[i];
-		out->offset = i;
-		out->value = f->tombstone[i] ? NULL : "{}";
-		out->value_len = f->tombstone[i] ? 0 : 2;
-		return 1;
-	}
-	f->now += timeout_ms;
-	return 0;
-}
-
-static int64_t
-fake_now(void *arg)
-{
-	return ((fake_source *) arg)->now;
-}
-
-static int
-fake_stopping(void *arg)
-{
-	return ((fake_source *) arg)->stopping;
-}
-
-static fake_source fake;
+/* The handles of released messages are counted here. */
+static int	released;
 
 static void
 fake_release(void *handle)
 {
-	((fake_source *) handle)->released++;
+	(void) handle;
+	released++;
 }
-
-static const batch_source src = {fake_poll, fake_now, fake_stopping, &fake};
 
 static int
 reset(void **state)
 {
 	(void) state;
-	memset(&fake, 0, sizeof(fake));
+	released = 0;
 	return 0;
 }
 
-/* The size limit closes a batch at once when messages are ready. */
+/*
+ * feed
+ *		Hold n messages of "orders" from offset first, partition by
+ *		partition_of(i) (i % partitions), tombstones where tombstone_every
+ *		divides i + 1 (0: none).
+ */
+static void
+feed(msg_queue *q, int first, int n, int partitions, int tombstone_every)
+{
+	int			i;
+
+	for (i = first; i < first + n; i++)
+	{
+		batch_msg	m;
+		int			tomb = tombstone_every > 0 && (i + 1) % tombstone_every == 0;
+
+		memset(&m, 0, sizeof(m));
+		m.handle = &released;
+		m.topic = "orders";
+		m.partition = partitions > 0 ? i % partitions : 0;
+		m.offset = i;
+		m.value = tomb ? NULL : "{}";
+		m.value_len = tomb ? 0 : 2;
+		assert_int_equal(queue_push(q, &m), 0);
+	}
+}
+
+/* The size limit: a full batch is due at once, the rest waits its time. */
 static void
 test_size_limit(void **state)
 {
@@ -93,24 +71,25 @@ test_size_limit(void **state)
 	int			i;
 
 	(void) state;
-	fake.n = 10;
 	batch_init(&b, 4, 100);
 	queue_init(&q);
-	batch_fill(&b, &q, &src);
+	feed(&q, 0, 10, 1, 0);
+	assert_true(batch_take(&b, &q, 0));
 	assert_int_equal(b.count, 4);
-	assert_int_equal(fake.now, 0);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(b.msgs[i].offset, i);
 	batch_clear(&b, fake_release);
-	assert_int_equal(fake.released, 4);
-	batch_fill(&b, &q, &src);
+	assert_int_equal(released, 4);
+	assert_true(batch_take(&b, &q, 0));
 	assert_int_equal(b.count, 4);
 	assert_int_equal(b.msgs[0].offset, 4);
 	batch_clear(&b, NULL);
-	/* the last two: the batch waits its time, then closes */
-	batch_fill(&b, &q, &src);
+	/* the last two: not due before wait_ms after the first of them */
+	assert_false(batch_take(&b, &q, 0));
 	assert_int_equal(b.count, 2);
-	assert_true(fake.now >= 100);
+	assert_false(batch_take(&b, &q, 99));
+	assert_true(batch_take(&b, &q, 100));
+	assert_int_equal(b.count, 2);
 	batch_free(&b, NULL);
 	queue_free(&q, NULL);
 }
@@ -129,7 +108,6 @@ test_byte_limit(void **state)
 	size_t		one;
 
 	(void) state;
-	fake.n = 5;
 	batch_init(&b, 100, 100);
 	queue_init(&q);
 	memset(&big, 0, sizeof(big));
@@ -138,17 +116,18 @@ test_byte_limit(void **state)
 	big.value_len = 2;
 	one = batch_msg_bytes(&big);
 	batch_set_max_bytes(&b, 2 * one);
-	batch_fill(&b, &q, &src);
+	feed(&q, 0, 5, 1, 0);
+	assert_true(batch_take(&b, &q, 0));	/* closed: due before its time */
 	assert_int_equal(b.count, 2);
 	assert_int_equal(b.bytes, 2 * one);
-	assert_int_equal(queue_length(&q), 1);	/* the third, held for the next */
+	assert_int_equal(queue_length(&q), 3);	/* the third, held for the next */
 	batch_clear(&b, NULL);
-	batch_fill(&b, &q, &src);
+	assert_true(batch_take(&b, &q, 0));
 	assert_int_equal(b.count, 2);
 	assert_int_equal(b.msgs[0].offset, 2);
 	assert_int_equal(b.msgs[1].offset, 3);
 	batch_clear(&b, NULL);
-	batch_fill(&b, &q, &src);
+	assert_false(batch_take(&b, &q, 0));
 	assert_int_equal(b.count, 1);
 	assert_int_equal(b.msgs[0].offset, 4);
 	batch_clear(&b, NULL);
@@ -160,18 +139,18 @@ test_byte_limit(void **state)
 	big.value_len = 2;
 	big.offset = 101;
 	assert_int_equal(queue_push(&q, &big), 0);
-	batch_fill(&b, &q, &src);
+	assert_true(batch_take(&b, &q, 0));
 	assert_int_equal(b.count, 1);
 	assert_int_equal(b.msgs[0].offset, 100);
 	batch_clear(&b, NULL);
 	assert_int_equal(b.bytes, 0);
-	batch_fill(&b, &q, &src);
+	batch_take(&b, &q, 0);
 	assert_int_equal(b.msgs[0].offset, 101);
 	batch_free(&b, NULL);
 	queue_free(&q, NULL);
 }
 
-/* The time limit counts from the first message. */
+/* The time limit counts from the first message of the batch. */
 static void
 test_time_limit(void **state)
 {
@@ -179,48 +158,163 @@ test_time_limit(void **state)
 	msg_queue	q;
 
 	(void) state;
-	fake.n = 4;
-	fake.arrival[0] = 1000;
-	fake.arrival[1] = 1030;
-	fake.arrival[2] = 1090;
-	fake.arrival[3] = 1250;
 	batch_init(&b, 500, 100);
 	queue_init(&q);
-
-	/* idle: one poll of at most BATCH_POLL_SLICE_MS, then back to caller */
-	batch_fill(&b, &q, &src);
+	assert_false(batch_take(&b, &q, 900));	/* nothing held: nothing due */
 	assert_int_equal(b.count, 0);
-	assert_int_equal(fake.now, BATCH_POLL_SLICE_MS);
-
-	while (b.count == 0)
-		batch_fill(&b, &q, &src);
+	feed(&q, 0, 1, 1, 0);
+	assert_false(batch_take(&b, &q, 1000));
+	feed(&q, 1, 1, 1, 0);
+	assert_false(batch_take(&b, &q, 1030));
+	feed(&q, 2, 1, 1, 0);
+	assert_false(batch_take(&b, &q, 1099));
 	assert_int_equal(b.count, 3);
 	assert_int_equal(b.first_ms, 1000);
-	assert_true(fake.now >= 1100);
-	assert_true(fake.now < 1250);
-	assert_true(batch_expired(&b, fake.now));
+	assert_true(batch_take(&b, &q, 1100));
+	assert_true(batch_expired(&b, 1100));
 	batch_free(&b, NULL);
 	queue_free(&q, NULL);
 }
 
-/* Once the time is up, what is immediately available is still taken. */
+/*
+ * With wait_ms 0 (the default) what is held goes as soon as the lane is
+ * free; while a batch is in flight (the lane does not take), the next one
+ * grows by itself, up to the size limit.
+ */
 static void
-test_drain_after_deadline(void **state)
+test_send_what_is_held(void **state)
 {
 	batch		b;
 	msg_queue	q;
 
 	(void) state;
-	fake.n = 7;
 	batch_init(&b, 5, 0);
 	queue_init(&q);
-	batch_fill(&b, &q, &src);
-	assert_int_equal(b.count, 5);
+	feed(&q, 0, 1, 1, 0);
+	assert_true(batch_take(&b, &q, 0));
+	assert_int_equal(b.count, 1);
+	/* in flight: messages arrive meanwhile */
+	feed(&q, 1, 7, 1, 0);
 	batch_clear(&b, NULL);
-	batch_fill(&b, &q, &src);
+	assert_true(batch_take(&b, &q, 1));
+	assert_int_equal(b.count, 5);
+	assert_int_equal(b.msgs[0].offset, 1);
+	batch_clear(&b, NULL);
+	assert_true(batch_take(&b, &q, 2));
 	assert_int_equal(b.count, 2);
+	assert_int_equal(b.msgs[1].offset, 7);
 	batch_free(&b, NULL);
 	queue_free(&q, NULL);
+}
+
+/*
+ * A lane is backlogged when it holds two whole batches, by count or by
+ * bytes: consuming then waits for lanes, which bounds the memory held.
+ */
+static void
+test_backlogged(void **state)
+{
+	batch		b;
+	msg_queue	q;
+	batch_msg	m;
+
+	(void) state;
+	batch_init(&b, 4, 0);
+	queue_init(&q);
+	assert_false(batch_backlogged(&b, &q));
+	feed(&q, 0, 7, 1, 0);
+	assert_false(batch_backlogged(&b, &q));
+	feed(&q, 7, 1, 1, 0);
+	assert_true(batch_backlogged(&b, &q));
+	batch_take(&b, &q, 0);
+	assert_false(batch_backlogged(&b, &q));
+	batch_clear(&b, NULL);
+	batch_take(&b, &q, 0);
+	assert_int_equal(q.bytes, 0);
+
+	/* by bytes: four messages of half the bound's size */
+	memset(&m, 0, sizeof(m));
+	m.topic = "orders";
+	m.value = "{}";
+	m.value_len = 1000;
+	batch_set_max_bytes(&b, 2 * batch_msg_bytes(&m));
+	assert_int_equal(queue_push(&q, &m), 0);
+	assert_int_equal(queue_push(&q, &m), 0);
+	assert_int_equal(queue_push(&q, &m), 0);
+	assert_false(batch_backlogged(&b, &q));
+	assert_int_equal(queue_push(&q, &m), 0);
+	assert_true(batch_backlogged(&b, &q));
+	assert_int_equal(q.bytes, 4 * batch_msg_bytes(&m));
+	batch_free(&b, NULL);
+	queue_free(&q, NULL);
+}
+
+/* The queue's byte count follows push, pop, unshift and removal. */
+static int
+drop_odd(const batch_msg *m, void *arg)
+{
+	(void) arg;
+	return m->offset % 2 == 1;
+}
+
+static void
+test_queue_bytes(void **state)
+{
+	msg_queue	q;
+	batch_msg	m;
+	batch_msg	back[2];
+	size_t		one;
+
+	(void) state;
+	queue_init(&q);
+	feed(&q, 0, 6, 1, 0);
+	assert_true(queue_peek(&q, &m));
+	one = batch_msg_bytes(&m);
+	assert_int_equal(q.bytes, 6 * one);
+	assert_true(queue_pop(&q, &back[0]));
+	assert_true(queue_pop(&q, &back[1]));
+	assert_int_equal(q.bytes, 4 * one);
+	assert_int_equal(queue_unshift(&q, back, 2), 0);
+	assert_int_equal(q.bytes, 6 * one);
+	assert_int_equal(queue_remove_if(&q, drop_odd, NULL, NULL), 3);
+	assert_int_equal(q.bytes, 3 * one);
+	while (queue_pop(&q, &m))
+		;
+	assert_int_equal(q.bytes, 0);
+	queue_free(&q, NULL);
+}
+
+/*
+ * A partition always goes through the same lane (its batches commit in
+ * order), partitions spread over the lanes, and one lane takes all.
+ */
+static void
+test_lane_of(void **state)
+{
+	batch_msg	m;
+	int			count[3] = {0, 0, 0};
+	int			slot;
+
+	(void) state;
+	memset(&m, 0, sizeof(m));
+	for (slot = 0; slot < 12; slot++)
+	{
+		int			lane;
+
+		m.slot = slot;
+		lane = batch_lane_of(&m, 3);
+		assert_in_range(lane, 0, 2);
+		count[lane]++;
+		m.generation++;			/* a new assignment does not move it */
+		m.offset += 1000;
+		assert_int_equal(batch_lane_of(&m, 3), lane);
+		assert_int_equal(batch_lane_of(&m, 1), 0);
+	}
+	assert_int_equal(count[0], 4);
+	assert_int_equal(count[1], 4);
+	assert_int_equal(count[2], 4);
+	m.slot = -1;				/* no slot (out of memory): the first lane */
+	assert_int_equal(batch_lane_of(&m, 3), 0);
 }
 
 /* Tombstones travel in the batch but are counted apart. */
@@ -231,48 +325,20 @@ test_tombstones(void **state)
 	msg_queue	q;
 
 	(void) state;
-	fake.n = 5;
-	fake.tombstone[1] = 1;
-	fake.tombstone[4] = 1;
 	batch_init(&b, 10, 10);
 	queue_init(&q);
-	batch_fill(&b, &q, &src);
+	feed(&q, 0, 5, 1, 0);
+	q.items[q.head + 1].value = NULL;
+	q.items[q.head + 1].value_len = 0;
+	q.items[q.head + 4].value = NULL;
+	q.items[q.head + 4].value_len = 0;
+	batch_take(&b, &q, 0);
 	assert_int_equal(b.count, 5);
 	assert_int_equal(b.ntombstones, 2);
 	assert_int_equal(batch_db_count(&b), 3);
 	assert_null(b.msgs[1].value);
 	batch_clear(&b, NULL);
 	assert_int_equal(b.ntombstones, 0);
-	batch_free(&b, NULL);
-	queue_free(&q, NULL);
-}
-
-/* Held messages come first, in order, and count against the size. */
-static void
-test_pending_first(void **state)
-{
-	batch		b;
-	msg_queue	q;
-	batch_msg	m;
-	int			i;
-
-	(void) state;
-	fake.n = 3;
-	batch_init(&b, 4, 50);
-	queue_init(&q);
-	for (i = 0; i < 200; i++)
-	{
-		memset(&m, 0, sizeof(m));
-		m.offset = 1000 + i;
-		m.value = "x";
-		assert_int_equal(queue_push(&q, &m), 0);
-	}
-	batch_fill(&b, &q, &src);
-	assert_int_equal(b.count, 4);
-	assert_int_equal(b.msgs[0].offset, 1000);
-	assert_int_equal(b.msgs[3].offset, 1003);
-	assert_int_equal(queue_length(&q), 196);
-	assert_int_equal(fake.polls, 0);
 	batch_free(&b, NULL);
 	queue_free(&q, NULL);
 }
@@ -302,7 +368,7 @@ test_split(void **state)
 		assert_int_equal(queue_push(&q, &m), 0);
 	}
 	/* the queue's head has moved: the unshift reuses the room before it */
-	batch_fill(&b, &q, &src);
+	batch_take(&b, &q, 0);
 	assert_int_equal(b.count, 8);
 	assert_int_equal(queue_length(&q), 2);
 
@@ -366,25 +432,6 @@ test_unshift_grows(void **state)
 	queue_free(&q, NULL);
 }
 
-/* A stopping source ends the fill without waiting. */
-static void
-test_stopping(void **state)
-{
-	batch		b;
-	msg_queue	q;
-
-	(void) state;
-	fake.n = 1;
-	fake.stopping = 1;
-	batch_init(&b, 4, 1000);
-	queue_init(&q);
-	batch_fill(&b, &q, &src);
-	assert_int_equal(b.count, 0);
-	assert_int_equal(fake.polls, 0);
-	batch_free(&b, NULL);
-	queue_free(&q, NULL);
-}
-
 static int
 drop_partition_1(const batch_msg *m, void *arg)
 {
@@ -402,18 +449,16 @@ test_remove_if(void **state)
 	int			i;
 
 	(void) state;
-	fake.n = 6;
-	for (i = 0; i < 6; i++)
-		fake.partition[i] = i % 2;
-	fake.tombstone[1] = 1;		/* partition 1 */
-	fake.tombstone[2] = 1;		/* partition 0 */
 	batch_init(&b, 10, 10);
 	queue_init(&q);
-	batch_fill(&b, &q, &src);
+	feed(&q, 0, 6, 2, 0);
+	q.items[q.head + 1].value = NULL;	/* partition 1 */
+	q.items[q.head + 2].value = NULL;	/* partition 0 */
+	batch_take(&b, &q, 0);
 	assert_int_equal(b.count, 6);
 	assert_int_equal(b.ntombstones, 2);
 	assert_int_equal(batch_remove_if(&b, drop_partition_1, NULL, fake_release), 3);
-	assert_int_equal(fake.released, 3);
+	assert_int_equal(released, 3);
 	assert_int_equal(b.count, 3);
 	assert_int_equal(b.ntombstones, 1);
 	assert_int_equal(b.msgs[0].offset, 0);
@@ -425,7 +470,7 @@ test_remove_if(void **state)
 		memset(&m, 0, sizeof(m));
 		m.partition = i % 2;
 		m.offset = i;
-		m.handle = &fake;
+		m.handle = &released;
 		queue_push(&q, &m);
 	}
 	assert_true(queue_pop(&q, &m));
@@ -506,12 +551,13 @@ main(void)
 		cmocka_unit_test_setup(test_size_limit, reset),
 		cmocka_unit_test_setup(test_byte_limit, reset),
 		cmocka_unit_test_setup(test_time_limit, reset),
-		cmocka_unit_test_setup(test_drain_after_deadline, reset),
+		cmocka_unit_test_setup(test_send_what_is_held, reset),
+		cmocka_unit_test_setup(test_backlogged, reset),
+		cmocka_unit_test_setup(test_queue_bytes, reset),
+		cmocka_unit_test_setup(test_lane_of, reset),
 		cmocka_unit_test_setup(test_tombstones, reset),
-		cmocka_unit_test_setup(test_pending_first, reset),
 		cmocka_unit_test_setup(test_split, reset),
 		cmocka_unit_test_setup(test_unshift_grows, reset),
-		cmocka_unit_test_setup(test_stopping, reset),
 		cmocka_unit_test_setup(test_remove_if, reset),
 		cmocka_unit_test(test_sends_value),
 	};

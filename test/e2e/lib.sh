@@ -195,6 +195,11 @@ e2e_drop_db() {
 # when its session times out, and a member joining meanwhile waits for that.
 FEEDER_DEFAULT_ARGS=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500)
 
+# RO_E2E_FEEDER_ARGS: words added to every feeder's arguments (before the
+# suite's own), e.g. "--db-sessions 3" when 23-db-sessions.t runs a suite
+# again with several database sessions.
+read -r -a FEEDER_ENV_ARGS <<<"${RO_E2E_FEEDER_ARGS:-}"
+
 # feeder_start NAME TOPIC GROUP [EXTRA ARGS...] — start a feeder in the
 # background against the suite's Kafka and database; stderr goes to
 # $E2E_TMP/NAME.log (appended, so restarts keep the history)
@@ -203,7 +208,8 @@ feeder_start() {
 	shift 3
 	echo "--- start $(date +%T.%N)" >>"$E2E_TMP/$name.log"
 	"$(ro_feeder_bin)" --brokers "$KAFKA_BOOTSTRAP" --topic "$topic" \
-		--group "$group" --dsn "$E2E_DSN" "${FEEDER_DEFAULT_ARGS[@]}" "$@" \
+		--group "$group" --dsn "$E2E_DSN" "${FEEDER_DEFAULT_ARGS[@]}" \
+		"${FEEDER_ENV_ARGS[@]}" "$@" \
 		</dev/null >>"$E2E_TMP/$name.out" 2>>"$E2E_TMP/$name.log" &
 	FEEDER_PIDS[$name]=$!
 }

@@ -1,0 +1,170 @@
+/*-------------------------------------------------------------------------
+ *
+ * lane.c
+ *	  A lane's thread: it waits for a batch, runs it through the lane's
+ *	  database session (db_run_batch: one transaction, one round trip),
+ *	  leaves the result and tells the main thread.  Nothing else runs on
+ *	  it: no Kafka call, no counter, no decision (see lane.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lane.h"
+
+/*
+ * lane_init
+ *		An idle lane on session db (owned by the lane from now on), with
+ *		room for batches of batch_size messages; 0 on success.
+ */
+int
+lane_init(lane *l, int index, db_conn *db, int batch_size, int wait_ms,
+		  size_t max_bytes)
+{
+	memset(l, 0, sizeof(*l));
+	l->index = index;
+	l->db = db;
+	l->retry_at = -1;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	queue_init(&l->pending);
+	if (batch_init(&l->batch, batch_size, wait_ms) != 0)
+		return -1;
+	batch_set_max_bytes(&l->batch, max_bytes);
+	return 0;
+}
+
+/*
+ * lane_main
+ *		The thread: run each submitted batch, publish its result.
+ */
+static void *
+lane_main(void *arg)
+{
+	lane	   *l = arg;
+
+	pthread_mutex_lock(&l->lock);
+	for (;;)
+	{
+		while (!l->running && !l->quit)
+			pthread_cond_wait(&l->cond, &l->lock);
+		if (l->quit)
+			break;
+		pthread_mutex_unlock(&l->lock);
+
+		l->cls = db_run_batch(l->db, &l->batch, &l->rows, &l->nrows, &l->err);
+
+		pthread_mutex_lock(&l->lock);
+		l->running = 0;
+		l->done = 1;
+		pthread_cond_broadcast(&l->cond);
+		if (l->notify)
+			l->notify(l->notify_arg);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+/*
+ * lane_start
+ *		Start the lane's thread; notify(arg) is called from it, under the
+ *		lane's lock, each time a batch is done.  0 on success.
+ */
+int
+lane_start(lane *l, void (*notify) (void *arg), void *arg)
+{
+	l->notify = notify;
+	l->notify_arg = arg;
+	if (pthread_create(&l->thread, NULL, lane_main, l) != 0)
+		return -1;
+	l->has_thread = 1;
+	return 0;
+}
+
+/*
+ * lane_submit
+ *		Hand the lane's batch and session to its thread.
+ */
+void
+lane_submit(lane *l)
+{
+	pthread_mutex_lock(&l->lock);
+	l->running = 1;
+	l->done = 0;
+	pthread_cond_broadcast(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+}
+
+/*
+ * lane_running
+ *		Whether the lane's thread still has its batch (the main thread must
+ *		not touch the batch or the session meanwhile).
+ */
+int
+lane_running(lane *l)
+{
+	int			running;
+
+	pthread_mutex_lock(&l->lock);
+	running = l->running;
+	pthread_mutex_unlock(&l->lock);
+	return running;
+}
+
+/*
+ * lane_take
+ *		1 once per finished run: the result (cls, rows, nrows, err), the
+ *		batch and the session are the main thread's again.
+ */
+int
+lane_take(lane *l)
+{
+	int			done;
+
+	pthread_mutex_lock(&l->lock);
+	done = l->done;
+	l->done = 0;
+	pthread_mutex_unlock(&l->lock);
+	return done;
+}
+
+/*
+ * lane_wait
+ *		Block until the lane's thread is done with its batch, if it has one.
+ */
+void
+lane_wait(lane *l)
+{
+	pthread_mutex_lock(&l->lock);
+	while (l->running)
+		pthread_cond_wait(&l->cond, &l->lock);
+	pthread_mutex_unlock(&l->lock);
+}
+
+/*
+ * lane_free
+ *		Let a running batch finish, stop the thread, release the held
+ *		messages and the session.
+ */
+void
+lane_free(lane *l, batch_release_fn release)
+{
+	if (l->has_thread)
+	{
+		lane_wait(l);
+		pthread_mutex_lock(&l->lock);
+		l->quit = 1;
+		pthread_cond_broadcast(&l->cond);
+		pthread_mutex_unlock(&l->lock);
+		pthread_join(l->thread, NULL);
+		l->has_thread = 0;
+	}
+	batch_free(&l->batch, release);
+	queue_free(&l->pending, release);
+	if (l->db != NULL)
+		db_free(l->db);
+	l->db = NULL;
+	pthread_mutex_destroy(&l->lock);
+	pthread_cond_destroy(&l->cond);
+}

@@ -1,0 +1,94 @@
+#!/bin/bash
+# 23-db-sessions.t — one feeder with several database sessions
+# (--db-sessions): partitions spread over the sessions, each session runs
+# its batches while the others run theirs, and nothing of the delivery
+# contract changes.
+#
+# First a stream of its own on 6 partitions with --db-sessions 3: every
+# session opens, every session commits batches (the debug line
+# batch_committed names its session), every valid order lands exactly
+# once, the offsets reach the end, and a crash of the database mid-stream
+# (all three sessions fail, retry and reconnect) loses and doubles
+# nothing.  Then the suites whose scenarios stress the contract run again
+# as they are, with RO_E2E_FEEDER_ARGS="--db-sessions 3" added to every
+# feeder they start: the stream (01), kill -9 loops (03), the database
+# down and SIGTERM during the outage (04), two feeders in one group with
+# rebalances (06), a restore that lost commits (09), paused partitions
+# across rebalances (17) and the size-caused split (18).  Their assertions
+# are repeated here, prefixed with the suite's name.
+
+# shellcheck source=test/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+E2E_TOPIC=orders
+GROUP=e2e-23
+PARTITIONS=6
+SESSIONS=3
+RERUN=(01-stream-exactly-once 03-kill-9-random 04-database-down 06-two-feeders-one-group
+	09-restore-refills 17-paused-partitions-rebalance 18-size-caused-split)
+FEEDER_ARGS=(--db-sessions "$SESSIONS" --batch-size 50 --log-level debug
+	-X auto.commit.interval.ms=200 --retry-backoff-max-ms 1000)
+
+# --- the suite's own scenario, on a cluster of its own (it crashes it)
+DB_DIR= # set by pg_start
+pg_start DB_DIR >&2 || bail "could not start a dedicated PostgreSQL cluster"
+kafka_start 1 "$E2E_TOPIC:$PARTITIONS" || bail "could not start the development Kafka"
+e2e_setup_db || bail "could not set up the database"
+
+for ((p = 0; p < PARTITIONS; p++)); do
+	mixed_stream $p 1 1500
+done
+flush || bail "kcat could not produce"
+total=$(expected_rows | wc -l)
+
+feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
+tap_cmd "--db-sessions $SESSIONS: the feeder gets a fifth through the stream" \
+	ro_wait_until 60 rows_at_least $((total / 5))
+sessions=$(sql "SELECT count(*) FROM pg_stat_activity WHERE usename = '$E2E_ROLE'")
+is "$sessions" "$SESSIONS" "--db-sessions $SESSIONS: $SESSIONS sessions of the feeder's role in pg_stat_activity"
+tap_cmd "pg_ctl stop -m immediate mid-stream" pg_ctl_as stop -m immediate -w
+for ((p = 0; p < PARTITIONS; p++)); do
+	mixed_stream $p 1501 1700
+done
+flush || bail "kcat could not produce"
+sleep 3
+tap_cmd "the feeder stays up while the database is down" feeder_alive feeder
+tap_cmd "PostgreSQL restarts" pg_ctl_as start -w
+tap_cmd "the feeder completes: committed offsets reach the end offsets" \
+	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 120
+check_exact_contents
+used=$(grep -o 'event=batch_committed .*session=[0-9]*' "$E2E_TMP/feeder.log" |
+	sed -E 's/.*session=([0-9]+)$/\1/' | sort -u | tr '\n' ' ')
+is "$used" "0 1 2 " "every session committed batches (sessions seen in batch_committed)"
+tap_cmd "the sessions retried through the crash" \
+	grep -Eq 'event=batch_failed .*session=[12]' "$E2E_TMP/feeder.log"
+feeder_stop feeder
+is "$?" 0 "SIGTERM: the feeder exits 0"
+tap_cmd "after shutdown the committed offsets still equal the end offsets" \
+	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 5
+
+# --- the contract's suites again, with every feeder on $SESSIONS sessions
+for name in "${RERUN[@]}"; do
+	out=$E2E_TMP/$name.tap
+	status=0
+	RO_E2E_FEEDER_ARGS="--db-sessions $SESSIONS" bash "$(dirname "$0")/$name.t" \
+		>"$out" 2>"$E2E_TMP/$name.err" || status=$?
+	while IFS= read -r line; do
+		if [[ $line =~ ^ok\ [0-9]+\ (-\ )?(.*)$ ]]; then
+			tap_ok 0 "$name: ${BASH_REMATCH[2]}"
+		elif [[ $line =~ ^not\ ok\ [0-9]+\ (-\ )?(.*)$ ]]; then
+			tap_ok 1 "$name: ${BASH_REMATCH[2]}"
+		fi
+	done <"$out"
+	tap_count "$out" "$status" >/dev/null
+	ran=$(grep -Ec '^(not )?ok [0-9]+' "$out")
+	planned=$(sed -nE 's/^1\.\.([0-9]+).*/\1/p' "$out")
+	if [[ $status != 0 || -z $planned || $planned != "$ran" ]]; then
+		tap_ok 1 "$name: ran to the end of its plan (exit $status, ran $ran of ${planned:-no plan})"
+		tap_diag "$(tail -n 30 "$E2E_TMP/$name.err")"
+	else
+		tap_ok 0 "$name: ran to the end of its plan ($ran assertions)"
+	fi
+done
+tap_plan "$TAP__NUMBER"
+tap_done
