@@ -886,7 +886,7 @@ config_usage(FILE *out)
 		  "                          is fetched when the previous batch committed (default 0)\n"
 		  "  --db-sessions N         database sessions that run batches at the same time,\n"
 		  "                          1..64; each partition always goes through the same one,\n"
-		  "                          so its batches commit in order (default 1)\n"
+		  "                          so its batches commit in order (default 2)\n"
 		  "  --batch-max-bytes N     close a batch before its values, keys and topics pass N\n"
 		  "                          bytes; a larger message goes alone (default 16777216)\n"
 		  "  --stats-interval S      counters log line every S seconds, 0 = off (default 10)\n"

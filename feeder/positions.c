@@ -326,6 +326,16 @@ positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition 
 
 	if (kafka_watermarks(app->kc, a->topic, a->partition, &low, &high) != 0)
 		return -1;
+
+	/*
+	 * Started at the earliest offset after an accepted loss: the database
+	 * keeps its older position until the partition's first batch commits.
+	 * Another session checking meanwhile (a second lane, a reconnect) finds
+	 * the same loss, already logged, counted and skipped: nothing to do.
+	 */
+	if (db_position >= 0 && db_position < low && a->db_next == low &&
+		app->cfg->accept_position_loss)
+		return 0;
 	if (db_position < 0)
 		target = low;
 	else if (db_position < low || db_position > high)

@@ -78,6 +78,7 @@ test_flags_and_defaults(void **state)
 	assert_string_equal(cfg.dsn, "dbname=x");
 	assert_int_equal(cfg.batch_size, 5000);
 	assert_int_equal(cfg.batch_wait_ms, 0);
+	assert_int_equal(cfg.db_sessions, 2);
 	assert_int_equal(cfg.stats_interval_s, 10);
 	assert_int_equal(cfg.nprops, 0);
 	config_free(&cfg);
@@ -170,6 +171,19 @@ test_bad_arguments(void **state)
 	config_free(&cfg);
 	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--log-level", "loud"),
 					 CONFIG_ERROR);
+	config_free(&cfg);
+	/* sessions: 1 to 64, the error names the option and the range */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--db-sessions", "0"),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, "--db-sessions"));
+	assert_non_null(strstr(err, "1 to 64"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--db-sessions", "65"),
+					 CONFIG_ERROR);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--db-sessions=64"),
+					 CONFIG_OK);
+	assert_int_equal(cfg.db_sessions, 64);
 	config_free(&cfg);
 }
 
@@ -283,6 +297,7 @@ test_file(void **state)
 								  "topic=t2\n"
 								  "dsn=host=db user=u password='p w'\n"
 								  "batch-size=42\n"
+								  "db-sessions=1\n"
 								  "security.protocol=SSL\n"
 								  "  client.id = fromfile  \n");
 
@@ -292,6 +307,7 @@ test_file(void **state)
 	assert_int_equal(cfg.ntopics, 2);
 	assert_string_equal(cfg.dsn, "host=db user=u password='p w'");
 	assert_int_equal(cfg.batch_size, 42);
+	assert_int_equal(cfg.db_sessions, 1);
 	assert_int_equal(cfg.nprops, 3);
 	/* file properties first, command line last (it wins in librdkafka) */
 	assert_string_equal(cfg.props[0].key, "security.protocol");

@@ -93,7 +93,7 @@ check "a new session of the feeder's role is read-only" session_read_only
 mark_log feeder
 terminated=$(sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
                    WHERE usename = '$E2E_ROLE' AND datname = '$E2E_DB'")
-is "$terminated" 1 "the feeder's session is terminated"
+check "the feeder's sessions are terminated ($terminated)" test "$terminated" -ge 1
 committed_offsets >"$E2E_TMP/committed.part1"
 for ((p = 0; p < PARTITIONS; p++)); do
 	mixed_stream $p 301 600

@@ -109,9 +109,9 @@ presents() {
 	[ "$(tls_pg_fingerprint "$PGPORT")" = "$1" ]
 }
 
-# role_sessions — "ssl|client_dn|application_name" of the role's sessions
+# role_sessions — "ssl|client_dn|application_name" of the role's sessions, each distinct line once (the feeder has one session per lane)
 role_sessions() {
-	sql "SELECT s.ssl || '|' || coalesce(s.client_dn, '') || '|' || a.application_name
+	sql "SELECT DISTINCT s.ssl || '|' || coalesce(s.client_dn, '') || '|' || a.application_name
 	       FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
 	      WHERE a.usename = '$E2E_ROLE'"
 }
@@ -158,7 +158,7 @@ start_with_dsn ok "$(dsn)"
 check "over TLS with its client certificate, the feeder consumes the topic" \
 	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 60
 is "$(role_sessions)" "true|/CN=$E2E_ROLE|received-orders-feeder" \
-	"the feeder's session is TLS, authenticated by its certificate (pg_stat_ssl)"
+	"every session of the feeder is TLS, authenticated by its certificate (pg_stat_ssl)"
 check "event=db_connected names host localhost" log_has ok 'event=db_connected host=localhost '
 
 # --- the server's certificate replaced by an expired one while the feeder
