@@ -8,6 +8,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,15 +69,26 @@ lane_main(void *arg)
 
 /*
  * lane_start
- *		Start the lane's thread; notify(arg) is called from it, under the
- *		lane's lock, each time a batch is done.  0 on success.
+ *		Start the lane's thread, with every signal blocked (SIGTERM and
+ *		SIGINT reach the main thread, which decides); notify(arg) is called
+ *		from it, under the lane's lock, each time a batch is done.  0 on
+ *		success.
  */
 int
 lane_start(lane *l, void (*notify) (void *arg), void *arg)
 {
+	sigset_t	all,
+				old;
+	int			rc;
+
 	l->notify = notify;
 	l->notify_arg = arg;
-	if (pthread_create(&l->thread, NULL, lane_main, l) != 0)
+	/* signals go to the main thread: the thread starts with all blocked */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&l->thread, NULL, lane_main, l);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
 		return -1;
 	l->has_thread = 1;
 	return 0;
