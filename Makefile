@@ -10,6 +10,7 @@ MODULE_big = received_orders
 OBJS = \
 	extension/received_orders.o \
 	extension/event.o \
+	extension/event_parse.o \
 	extension/store.o \
 	extension/envelope.o \
 	extension/materialize.o

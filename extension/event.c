@@ -111,6 +111,35 @@ RoEventCheckRaw(const char *data, int len, RoEventError *err)
 }
 
 /*
+ * RoEventCheckBytes
+ *		The checks of RoEventCheckRaw that need no JSON parse: size, UTF-8,
+ *		nesting.  A value with a \u0000 escape gets RoEventCheckRaw whole
+ *		(jsonb refuses it; the syntax pass says which error comes first).
+ *		The batch function's parse (RoEventParse) finds the syntax errors.
+ */
+bool
+RoEventCheckBytes(const char *data, int len, RoEventError *err)
+{
+	int			valid_bytes;
+	bool		has_nul_escape;
+
+	if (!RoEventCheckSize((Size) len, err))
+		return false;
+	valid_bytes = pg_encoding_verifymbstr(PG_UTF8, data, len);
+	if (valid_bytes != len)
+		return EventSetError(err, ERRCODE_INVALID_TEXT_REPRESENTATION,
+							 pstrdup("event is not valid UTF-8"),
+							 psprintf("Invalid or NUL byte 0x%02x at byte %d.",
+									  (unsigned char) data[valid_bytes],
+									  valid_bytes + 1));
+	if (!EventScan(data, len, &has_nul_escape, err))
+		return false;
+	if (has_nul_escape)
+		return RoEventCheckRaw(data, len, err);
+	return true;
+}
+
+/*
  * EventScan
  *		One linear pass that refuses JSON nested deeper than
  *		RO_MAX_NESTING_DEPTH and notes a \u0000 escape in a string.

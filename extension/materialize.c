@@ -484,7 +484,10 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 										  "received_orders batch parser",
 										  ALLOCSET_DEFAULT_SIZES);
 
-	/* Checks that cannot throw: size, UTF-8, nesting, JSON syntax. */
+	/*
+	 * Checks that cannot throw: size, UTF-8, nesting (JSON syntax comes with
+	 * the parse, RoEventParse, which reports it without throwing).
+	 */
 	for (int i = 0; i < batch.count; i++)
 	{
 		BatchItem  *item = &batch.items[i];
@@ -519,7 +522,7 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 			if (batch.enveloped && !BatchOpenEnvelope(&batch, item, i))
 				continue;
 			oldcontext = MemoryContextSwitchTo(batch.scratch);
-			valid = RoEventCheckRaw(item->data, item->len, &err);
+			valid = RoEventCheckBytes(item->data, item->len, &err);
 			MemoryContextSwitchTo(oldcontext);
 			if (!valid)
 				BatchReject(item, err.sqlerrcode, err.message, err.detail);
@@ -938,8 +941,14 @@ BatchParseItem(Batch *batch, BatchItem *item)
 	 */
 	MemoryContextReset(batch->scratch);
 	oldcontext = MemoryContextSwitchTo(batch->scratch);
-	parsed = RoEventParseRaw(item->data, item->len);
+	parsed = RoEventParse(item->data, item->len, &err);
 	MemoryContextSwitchTo(oldcontext);
+	if (parsed == NULL)
+	{
+		/* not valid JSON: the reason is copied out of scratch */
+		BatchReject(item, err.sqlerrcode, err.message, err.detail);
+		return;
+	}
 	payload = palloc(VARSIZE(parsed));
 	memcpy(payload, parsed, VARSIZE(parsed));
 

@@ -99,7 +99,11 @@ extern bool RoErrorIsEventCaused(int sqlerrcode, bool parsing);
 
 /* event.c */
 extern bool RoEventCheckRaw(const char *data, int len, RoEventError *err);
+extern bool RoEventCheckBytes(const char *data, int len, RoEventError *err);
 extern Jsonb *RoEventParseRaw(const char *data, int len);
+
+/* event_parse.c */
+extern Jsonb *RoEventParse(const char *data, int len, RoEventError *err);
 extern bool RoEventCheckSize(Size len, RoEventError *err);
 extern bool RoEventCheckFields(Jsonb *payload, RoEvent *event, RoEventError *err);
 extern bool RoEventParseUuid(const char *str, int len, pg_uuid_t *uuid);

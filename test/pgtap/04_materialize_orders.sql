@@ -9,7 +9,7 @@
 -- a permanent 09000, not an endless 40001.
 
 BEGIN;
-SELECT plan(42);
+SELECT plan(47);
 
 -- Conflicts raise a WARNING each; expected here, so kept off the TAP output.
 SET LOCAL client_min_messages = error;
@@ -247,6 +247,48 @@ SELECT results_eq(
 	   WHERE kafka_topic = 'orders-04-overflow' ORDER BY kafka_offset$$,
 	$$VALUES (2::bigint, 'rejected'::text, '22023'::text), (3, 'rejected', '22003')$$,
 	'both rejected elements of that batch are quarantined once');
+
+-- One JSON pass builds the jsonb and finds the syntax errors (event_parse.c): the
+-- payload is PostgreSQL's own jsonb of the value, and where jsonb refuses something
+-- before a later syntax error, the verdict stays the syntax error's ------------------------
+
+CREATE TEMP TABLE one_pass (n integer, v text);
+INSERT INTO one_pass VALUES
+	(1, '{"orderId": "c0000000-0000-4000-8000-000000000040", "externalReference": "ref-40", "a": [1, -0, 2.50, 1.5e2, 1E-3, 123456789012345678901234567890], "b": {"c": {"d": [true, false, null, {}, []]}}, "s": "tab\tnl\nq\"u\u00e9\ud83d\ude00/\\", "k": 1, "k": 2}'),
+	(2, '{"orderId": "c0000000-0000-4000-8000-000000000041", "externalReference": "ref-41", "z": 1, "y": "\u0041"}'),
+	(3, '{"orderId": "c0000000-0000-4000-8000-000000000042", "externalReference": "ref-42", "n": 1e999999,}'),
+	(4, '{"orderId": "c0000000-0000-4000-8000-000000000043", "externalReference": "ref-43", "s": "\ud800"}'),
+	(5, '{"orderId": "c0000000-0000-4000-8000-000000000044", "externalReference": "ref-44", "s": "\ud800" "x"}'),
+	(6, '42'),
+	(7, '{"orderId": "c0000000-0000-4000-8000-000000000045", "externalReference": "ref-45" "x": 1}');
+CREATE TEMP TABLE one_pass_result AS
+SELECT r.* FROM received_orders.materialize_orders(
+	(SELECT array_agg(convert_to(v, 'UTF8') ORDER BY n) FROM one_pass),
+	array_fill('orders-04-one-pass'::text, ARRAY[7]), array_fill(0, ARRAY[7]),
+	(SELECT array_agg(n::bigint ORDER BY n) FROM one_pass), NULL) AS r;
+SELECT results_eq(
+	$$SELECT "position", outcome::text, sqlstate FROM one_pass_result ORDER BY 1$$,
+	$$VALUES (1, 'inserted'::text, NULL::text), (2, 'inserted', NULL), (3, 'rejected', '22P02'),
+	         (4, 'rejected', '22P02'), (5, 'rejected', '22P02'), (6, 'rejected', '22023'), (7, 'rejected', '22P02')$$,
+	'one pass: valid events stored; a syntax error after a number jsonb refuses, or after a lone surrogate, is the verdict (22P02)');
+SELECT is(
+	(SELECT count(*)::integer FROM one_pass p JOIN received_orders.received_orders o
+	    ON o.order_id = (p.v::jsonb ->> 'orderId')::uuid AND o.payload = p.v::jsonb
+	  WHERE p.n IN (1, 2)),
+	2,
+	'one pass: the stored payload is the value''s own jsonb (numbers, escapes, surrogate pairs, nesting, a repeated key)');
+SELECT is(
+	(SELECT message FROM one_pass_result WHERE "position" = 7),
+	'event is not valid JSON: Expected "," or "}", but found ""x"".',
+	'one pass: a syntax error is reported with the lexer''s detail');
+SELECT is(
+	(SELECT message FROM one_pass_result WHERE "position" = 4),
+	'invalid input syntax for type json: Unicode low surrogate must follow a high surrogate.',
+	'one pass: a lone surrogate gets jsonb''s own error, as before');
+SELECT is(
+	(SELECT message FROM one_pass_result WHERE "position" = 3),
+	'event is not valid JSON: Expected string, but found "}".',
+	'one pass: a huge exponent before a syntax error: the syntax error, as the separate syntax pass found it');
 
 -- A DBA's trigger: a constraint-like error (class 23) is isolated to its element; any
 -- other error fails the whole call -----------------------------------------------------------
