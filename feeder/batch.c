@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * batch.c
- *	  Assembling batches of Kafka messages (up to N messages or M ms), and
- *	  the queue of messages held back while partitions are paused.
+ *	  Assembling a lane's batches of Kafka messages, and the queue of
+ *	  messages held for a lane.
  *
- * A batch closes when it holds max_size messages, or when wait_ms have
- * passed since its first message and no further message is immediately
- * available.  Tombstones (null values) travel in the batch so that their
- * offsets are acknowledged with it, but are counted apart and never sent
- * to the database.
+ * When its database session is free, a lane takes what it holds, in
+ * order, up to max_size messages and max_bytes (batch_take); the batch goes
+ * at once, or wait_ms after its first message.  Tombstones (null values)
+ * travel in the batch so that their offsets are acknowledged with it, but
+ * are counted apart and never sent to the database.
  *
  *-------------------------------------------------------------------------
  */

@@ -1,13 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * batch.h
- *	  Assembling batches of Kafka messages (up to N messages, B bytes or M
- *	  ms), and
- *	  the queue of messages held back while partitions are paused.
+ *	  The batching rules of a lane (up to N messages, B bytes, M ms after
+ *	  the first; which lane a partition goes to; when a lane holds too
+ *	  much), and the queue of messages held for a lane.
  *
- * Nothing here depends on librdkafka: a message is described by a
- * batch_msg whose handle is released by a callback of the owner, so the
- * assembly logic can be tested with fake sources and a fake clock.
+ * Nothing here depends on librdkafka or threads: a message is described
+ * by a batch_msg whose handle is released by a callback of the owner, so
+ * the rules can be tested with made-up messages and a fake clock.
  *
  *-------------------------------------------------------------------------
  */
@@ -50,7 +50,7 @@ typedef struct batch
 	int64_t		first_ms;		/* clock at the first message, -1 if empty */
 } batch;
 
-/* FIFO of messages consumed but not yet in a batch. */
+/* FIFO of messages consumed for a lane but not yet in its batch. */
 typedef struct msg_queue
 {
 	batch_msg  *items;

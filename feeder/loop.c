@@ -10,8 +10,8 @@
  * database session, while other lanes' transactions run at the same
  * time.  A lane whose database is free sends what it holds at once
  * (batch_take); while its transaction runs, the next batch grows.  When a
- * lane holds a whole next batch, consuming waits for lanes rather than
- * for Kafka, which bounds the memory held.
+ * lane holds two whole batches, consuming waits for lanes rather than for
+ * Kafka, which bounds the memory held.
  *
  * All Kafka polling goes through loop_poll(), which also drops held
  * messages of partitions revoked by a rebalance, writes the periodic
@@ -432,8 +432,8 @@ loop_route(feeder_app *app, const batch_msg *m)
  * loop_dispatch
  *		Send the batch of every lane whose database is free: a batch due
  *		for its retry, or what the lane holds when batch_take says so.
- *		Returns the longest wait before a lane needs the loop again (a
- *		retry's time, a batch's --batch-wait-ms), at most LOOP_SLICE_MS.
+ *		Returns how long the loop may wait before a lane needs it again
+ *		(a retry's time, a batch's --batch-wait-ms), at most LOOP_SLICE_MS.
  */
 static int
 loop_dispatch(feeder_app *app)
@@ -496,7 +496,7 @@ loop_update_pause(feeder_app *app)
 
 /*
  * loop_backlogged
- *		Whether some lane holds a whole next batch (batch_backlogged).
+ *		Whether some lane holds two whole batches (batch_backlogged).
  */
 static int
 loop_backlogged(feeder_app *app)
