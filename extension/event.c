@@ -25,6 +25,8 @@
 
 static bool EventSetError(RoEventError *err, int sqlerrcode,
 						  char *message, char *detail);
+static bool EventCheckBytes(const char *data, int len, bool *has_nul_escape,
+							RoEventError *err);
 static bool EventScan(const char *data, int len, bool *has_nul_escape,
 					  RoEventError *err);
 static const char *EventJsonbTypeName(const JsonbValue *value);
@@ -74,23 +76,11 @@ RoEventCheckSize(Size len, RoEventError *err)
 bool
 RoEventCheckRaw(const char *data, int len, RoEventError *err)
 {
-	int			valid_bytes;
 	bool		has_nul_escape;
 	JsonLexContext *lex;
 	JsonParseErrorType result;
 
-	if (!RoEventCheckSize((Size) len, err))
-		return false;
-
-	valid_bytes = pg_encoding_verifymbstr(PG_UTF8, data, len);
-	if (valid_bytes != len)
-		return EventSetError(err, ERRCODE_INVALID_TEXT_REPRESENTATION,
-							 pstrdup("event is not valid UTF-8"),
-							 psprintf("Invalid or NUL byte 0x%02x at byte %d.",
-									  (unsigned char) data[valid_bytes],
-									  valid_bytes + 1));
-
-	if (!EventScan(data, len, &has_nul_escape, err))
+	if (!EventCheckBytes(data, len, &has_nul_escape, err))
 		return false;
 
 	/*
@@ -120,8 +110,25 @@ RoEventCheckRaw(const char *data, int len, RoEventError *err)
 bool
 RoEventCheckBytes(const char *data, int len, RoEventError *err)
 {
-	int			valid_bytes;
 	bool		has_nul_escape;
+
+	if (!EventCheckBytes(data, len, &has_nul_escape, err))
+		return false;
+	if (has_nul_escape)
+		return RoEventCheckRaw(data, len, err);
+	return true;
+}
+
+/*
+ * EventCheckBytes
+ *		Size, UTF-8 and nesting; *has_nul_escape tells whether a string
+ *		holds \u0000.
+ */
+static bool
+EventCheckBytes(const char *data, int len, bool *has_nul_escape,
+				RoEventError *err)
+{
+	int			valid_bytes;
 
 	if (!RoEventCheckSize((Size) len, err))
 		return false;
@@ -132,11 +139,7 @@ RoEventCheckBytes(const char *data, int len, RoEventError *err)
 							 psprintf("Invalid or NUL byte 0x%02x at byte %d.",
 									  (unsigned char) data[valid_bytes],
 									  valid_bytes + 1));
-	if (!EventScan(data, len, &has_nul_escape, err))
-		return false;
-	if (has_nul_escape)
-		return RoEventCheckRaw(data, len, err);
-	return true;
+	return EventScan(data, len, has_nul_escape, err);
 }
 
 /*
