@@ -110,8 +110,10 @@ lane_submit(lane *l)
 
 /*
  * lane_running
- *		Whether the lane's thread still has its batch (the main thread must
- *		not touch the batch or the session meanwhile).
+ *		Whether the lane's batch is not the main thread's to touch yet: its
+ *		thread still runs it, or its result waits for lane_take.  A finished
+ *		batch not yet taken still holds its committed messages: adding to it
+ *		and sending it again would lose its outcomes (counted duplicate).
  */
 int
 lane_running(lane *l)
@@ -119,7 +121,7 @@ lane_running(lane *l)
 	int			running;
 
 	pthread_mutex_lock(&l->lock);
-	running = l->running;
+	running = l->running || l->done;
 	pthread_mutex_unlock(&l->lock);
 	return running;
 }
