@@ -58,7 +58,6 @@ extern int	loop_run(feeder_app *app);
 extern void loop_prune_revoked(feeder_app *app);
 extern void loop_quiesce(void *arg);
 extern void loop_lane_done(void *arg);
-extern int	loop_any_running(feeder_app *app);
 
 extern int	positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts);
 extern int	positions_needed(const feeder_app *app, const lane *l);

@@ -109,14 +109,14 @@ lane_submit(lane *l)
 }
 
 /*
- * lane_running
+ * lane_busy
  *		Whether the lane's batch is not the main thread's to touch yet: its
  *		thread still runs it, or its result waits for lane_take.  A finished
  *		batch not yet taken still holds its committed messages: adding to it
  *		and sending it again would lose its outcomes (counted duplicate).
  */
 int
-lane_running(lane *l)
+lane_busy(lane *l)
 {
 	int			running;
 

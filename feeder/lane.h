@@ -58,7 +58,7 @@ extern int	lane_init(lane *l, int index, db_conn *db, int batch_size, int wait_m
 					  size_t max_bytes);
 extern int	lane_start(lane *l, void (*notify) (void *arg), void *arg);
 extern void lane_submit(lane *l);
-extern int	lane_running(lane *l);
+extern int	lane_busy(lane *l);
 extern int	lane_take(lane *l);
 extern void lane_wait(lane *l);
 extern void lane_free(lane *l, batch_release_fn release);

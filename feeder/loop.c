@@ -81,7 +81,7 @@ loop_prune_revoked(feeder_app *app)
 		lane	   *l = &app->lanes[i];
 
 		dropped += queue_remove_if(&l->pending, kafka_msg_revoked, app->kc, kafka_release);
-		if (lane_running(l))
+		if (lane_busy(l))
 			continue;			/* its messages are the thread's until it ends */
 		dropped += batch_remove_if(&l->batch, kafka_msg_revoked, app->kc, kafka_release);
 		if (l->batch.count == 0)
@@ -161,16 +161,16 @@ loop_wait_lanes(feeder_app *app, int ms)
 }
 
 /*
- * loop_any_running
- *		Whether some lane's transaction is running.
+ * loop_any_busy
+ *		Whether some lane's batch is not the main thread's (lane_busy).
  */
-int
-loop_any_running(feeder_app *app)
+static int
+loop_any_busy(feeder_app *app)
 {
 	int			i;
 
 	for (i = 0; i < app->nlanes; i++)
-		if (lane_running(&app->lanes[i]))
+		if (lane_busy(&app->lanes[i]))
 			return 1;
 	return 0;
 }
@@ -228,7 +228,7 @@ loop_watch_database(feeder_app *app, int64_t now)
 {
 	db_error	err;
 
-	if (loop_any_running(app))
+	if (loop_any_busy(app))
 		return;
 	if (db_connected(app->db))
 	{
@@ -354,7 +354,7 @@ loop_check_positions(feeder_app *app, int64_t now)
 	db_error	err;
 	lane	   *first = &app->lanes[0];
 
-	if (now < app->next_positions_ms || loop_any_running(app))
+	if (now < app->next_positions_ms || loop_any_busy(app))
 		return;
 	if (kafka_waiting_start(app->kc) == 0 &&
 		(!db_connected(first->db) || db_session(first->db) == first->positions_session))
@@ -447,7 +447,7 @@ loop_dispatch(feeder_app *app)
 		lane	   *l = &app->lanes[i];
 		int64_t		left;
 
-		if (lane_running(l))
+		if (lane_busy(l))
 			continue;
 		if (l->retry_at >= 0)
 		{
