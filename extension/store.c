@@ -46,9 +46,8 @@ static StorePlan insert_one_plan = {
 static StorePlan insert_many_plan = {
 	"INSERT INTO " RO_SCHEMA ".received_orders"
 	" (order_id, external_reference, payload)"
-	" SELECT e.order_id, e.external_reference, e.payload"
-	" FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2),"
-	"  pg_catalog.unnest($3)) AS e (order_id, external_reference, payload)"
+	" SELECT pg_catalog.unnest($1), pg_catalog.unnest($2),"
+	"  pg_catalog.unnest($3)"
 	" ON CONFLICT (order_id) DO NOTHING"
 	" RETURNING order_id",
 	3, {UUIDARRAYOID, TEXTARRAYOID, JSONBARRAYOID}
