@@ -347,12 +347,19 @@ loop_metrics(feeder_app *app, int64_t now)
  *		while idle (loop_watch_database), at most once a second, so that a
  *		partition assigned during a database outage starts as soon as the
  *		database answers, even before any message arrives.
+ *
+ *		The other lanes' sessions are opened and checked in the same idle
+ *		moment (after an assignment, typically), not at their first batch:
+ *		there, the check would first wait for every running batch and hold
+ *		the main thread while it connects.  A lane that cannot connect now
+ *		tries again with its first batch, which reports the error.
  */
 static void
 loop_check_positions(feeder_app *app, int64_t now)
 {
 	db_error	err;
 	lane	   *first = &app->lanes[0];
+	int			i;
 
 	if (now < app->next_positions_ms || loop_any_busy(app))
 		return;
@@ -360,8 +367,17 @@ loop_check_positions(feeder_app *app, int64_t now)
 		(!db_connected(first->db) || db_session(first->db) == first->positions_session))
 		return;
 	app->next_positions_ms = now + LOOP_POSITIONS_INTERVAL_MS;
-	if (positions_reconcile(app, first, &err) == DB_ERR_NONE)
-		loop_prune_revoked(app);
+	if (positions_reconcile(app, first, &err) != DB_ERR_NONE)
+		return;
+	loop_prune_revoked(app);
+	for (i = 1; i < app->nlanes && !app->positions_fatal; i++)
+	{
+		lane	   *l = &app->lanes[i];
+
+		if (positions_needed(app, l) &&
+			positions_reconcile(app, l, &err) == DB_ERR_NONE)
+			loop_prune_revoked(app);
+	}
 }
 
 /*
