@@ -22,7 +22,7 @@
 #                              SOURCE into the emptied table; dies unless it
 #                              stored ROWS rows (the same work as the run it
 #                              is compared with)
-#   bench_ceiling2 SOURCE ROWS N
+#   bench_ceiling2 SOURCE ROWS N [CPU_FILE]
 #                              the same split over two sessions at once, each
 #                              inserting the rows of SOURCE (a query of one
 #                              text column, cast to jsonb in the statement)
@@ -30,7 +30,8 @@
 #                              (the same bytes) meet in one session, so the
 #                              sessions never wait on each other's keys and
 #                              cannot deadlock (the bench streams have no
-#                              other copies of an orderId)
+#                              other copies of an orderId); with CPU_FILE,
+#                              the CPU seconds of its two backends go there
 #   bench_batch_path BATCHES ROWS N
 #                              events/s of materialize_orders over
 #                              bench.batches 1..BATCHES, one call and one
@@ -98,16 +99,20 @@ bench_ceiling() {
 	bench_rate "$3" "$start" "$end"
 }
 
-# bench_ceiling2 SOURCE ROWS N — the ceiling over two sessions (see the header)
+# bench_ceiling2 SOURCE ROWS N [CPU_FILE] — the ceiling over two sessions
+# (see the header); with CPU_FILE, also writes there the CPU seconds
+# (user+system) its two backends used, read by each from /proc/self/stat
 bench_ceiling2() {
-	local start end half pids=() status=0
+	local start end half pids=() status=0 stat=() ticks=0
 	bench_reset_table
 	start=$(date +%s.%N)
 	for half in 0 1; do
-		pg_psql -c "INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
+		stat[half]=$(mktemp)
+		pg_psql -At -c "INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
 			SELECT (e ->> 'orderId')::uuid, e ->> 'externalReference', e
 			  FROM (SELECT t::jsonb FROM ($1) AS q (t) WHERE (hashtext(t) & 1) = $half OFFSET 0) AS s (e)
-			ON CONFLICT (order_id) DO NOTHING" >/dev/null &
+			ON CONFLICT (order_id) DO NOTHING" \
+			-c "SELECT pg_read_file('/proc/self/stat')" >"${stat[half]}" &
 		pids+=($!)
 	done
 	for half in "${pids[@]}"; do
@@ -116,6 +121,11 @@ bench_ceiling2() {
 	end=$(date +%s.%N)
 	((status == 0)) || ro_die "a session of the two-session ceiling failed"
 	bench_stored "$2" "the two-session ceiling"
+	for half in 0 1; do
+		ticks=$((ticks + $(awk 'NF > 20 { print $14 + $15 }' "${stat[half]}")))
+		rm -f "${stat[half]}"
+	done
+	[[ -z ${4:-} ]] || awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f\n", t / hz }' >"$4"
 	bench_rate "$3" "$start" "$end"
 }
 
