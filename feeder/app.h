@@ -46,6 +46,7 @@ typedef struct feeder_app
 	int64_t		positions_logged_ms;	/* when a failure was last logged */
 	int			positions_fatal;	/* a position out of range: exit 5 */
 	int64_t		next_positions_ms;	/* next idle positions check */
+	int64_t		next_lanes_ms;	/* next look for lanes to open (loop_open_lanes) */
 	int64_t		last_commit_ms; /* when the last batch committed (or start) */
 	int64_t		waiting_since_ms;	/* since when messages wait, -1: none */
 } feeder_app;

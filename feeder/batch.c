@@ -260,9 +260,19 @@ batch_take(batch *b, msg_queue *pending, int64_t now_ms)
 int
 batch_lane_of(const batch_msg *m, int nlanes)
 {
-	if (nlanes <= 1 || m->slot < 0)
+	return batch_lane_of_slot(m->slot, nlanes);
+}
+
+/*
+ * batch_lane_of_slot
+ *		The lane of a partition's slot (batch_lane_of's rule).
+ */
+int
+batch_lane_of_slot(int slot, int nlanes)
+{
+	if (nlanes <= 1 || slot < 0)
 		return 0;
-	return m->slot % nlanes;
+	return slot % nlanes;
 }
 
 /*

@@ -75,6 +75,7 @@ extern int	batch_remove_if(batch *b, int (*drop) (const batch_msg *m, void *arg)
 							void *arg, batch_release_fn release);
 extern int	batch_take(batch *b, msg_queue *pending, int64_t now_ms);
 extern int	batch_lane_of(const batch_msg *m, int nlanes);
+extern int	batch_lane_of_slot(int slot, int nlanes);
 extern int	batch_backlogged(const batch *b, const msg_queue *pending);
 extern int	batch_split(batch *b, msg_queue *pending);
 

@@ -565,6 +565,7 @@ kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out)
 		(*out)[n].partition = kc->slots[i].partition;
 		(*out)[n].db_next = kc->slots[i].db_next;
 		(*out)[n].waiting_start = kc->slots[i].waiting_start;
+		(*out)[n].slot = i;
 		n++;
 	}
 	return n;

@@ -37,6 +37,7 @@ typedef struct kafka_assigned_partition
 	int32_t		partition;
 	int64_t		db_next;		/* next offset the database holds for us, -1 */
 	int			waiting_start;	/* paused, start position not decided yet */
+	int			slot;			/* its slot, which picks its lane */
 } kafka_assigned_partition;
 /* Lag of one assigned partition (kafka_partition_lags). */
 typedef struct kafka_partition_lag

@@ -341,25 +341,36 @@ loop_metrics(feeder_app *app, int64_t now)
 }
 
 /*
+ * loop_lane_has_partitions
+ *		Whether a partition assigned to us goes through lane index.
+ */
+static int
+loop_lane_has_partitions(feeder_app *app, int index)
+{
+	kafka_assigned_partition *held;
+	int			n = kafka_assigned(app->kc, &held),
+				i,
+				found = 0;
+
+	for (i = 0; i < n && !found; i++)
+		found = batch_lane_of_slot(held[i].slot, app->nlanes) == index;
+	free(held);
+	return found;
+}
+
+/*
  * loop_check_positions
  *		While no batch runs: start the partitions that wait for their start
  *		position, and check the positions of a database session opened
  *		while idle (loop_watch_database), at most once a second, so that a
  *		partition assigned during a database outage starts as soon as the
  *		database answers, even before any message arrives.
- *
- *		The other lanes' sessions are opened and checked in the same idle
- *		moment (after an assignment, typically), not at their first batch:
- *		there, the check would first wait for every running batch and hold
- *		the main thread while it connects.  A lane that cannot connect now
- *		tries again with its first batch, which reports the error.
  */
 static void
 loop_check_positions(feeder_app *app, int64_t now)
 {
 	db_error	err;
 	lane	   *first = &app->lanes[0];
-	int			i;
 
 	if (now < app->next_positions_ms || loop_any_busy(app))
 		return;
@@ -367,14 +378,38 @@ loop_check_positions(feeder_app *app, int64_t now)
 		(!db_connected(first->db) || db_session(first->db) == first->positions_session))
 		return;
 	app->next_positions_ms = now + LOOP_POSITIONS_INTERVAL_MS;
-	if (positions_reconcile(app, first, &err) != DB_ERR_NONE)
+	if (positions_reconcile(app, first, &err) == DB_ERR_NONE)
+		loop_prune_revoked(app);
+}
+
+/*
+ * loop_open_lanes
+ *		While no batch runs and the first session is checked: open and
+ *		check the sessions of the other lanes that have partitions, at most
+ *		once a second.  So a lane's session is there before its first
+ *		batch (after an assignment, typically): opened there, the check
+ *		would first wait for every running batch and hold the main thread
+ *		while it connects.  A lane that cannot connect now tries again with
+ *		its first batch, which reports the error; a lane without partitions
+ *		opens no session.
+ */
+static void
+loop_open_lanes(feeder_app *app, int64_t now)
+{
+	db_error	err;
+	lane	   *first = &app->lanes[0];
+	int			i;
+
+	if (app->nlanes <= 1 || now < app->next_lanes_ms || loop_any_busy(app) ||
+		kafka_waiting_start(app->kc) > 0 || !db_connected(first->db) ||
+		db_session(first->db) != first->positions_session)
 		return;
-	loop_prune_revoked(app);
+	app->next_lanes_ms = now + LOOP_POSITIONS_INTERVAL_MS;
 	for (i = 1; i < app->nlanes && !app->positions_fatal; i++)
 	{
 		lane	   *l = &app->lanes[i];
 
-		if (positions_needed(app, l) &&
+		if (positions_needed(app, l) && loop_lane_has_partitions(app, i) &&
 			positions_reconcile(app, l, &err) == DB_ERR_NONE)
 			loop_prune_revoked(app);
 	}
@@ -391,6 +426,7 @@ loop_tick(feeder_app *app)
 	int64_t		now = loop_now_ms();
 
 	loop_check_positions(app, now);
+	loop_open_lanes(app, now);
 	if (metrics_enabled())
 		loop_metrics(app, now);
 	if (app->cfg->stats_interval_s <= 0)
@@ -415,7 +451,10 @@ loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
 	int			got = kafka_poll(app->kc, timeout_ms, out);
 
 	if (kafka_take_rebalanced(app->kc))
+	{
 		loop_prune_revoked(app);
+		app->next_lanes_ms = 0;	/* lanes may have partitions now */
+	}
 	if (!got)
 	{
 		int64_t		now = loop_now_ms();

@@ -309,12 +309,15 @@ test_lane_of(void **state)
 		m.offset += 1000;
 		assert_int_equal(batch_lane_of(&m, 3), lane);
 		assert_int_equal(batch_lane_of(&m, 1), 0);
+		/* the rule the loop uses to open only lanes with partitions */
+		assert_int_equal(batch_lane_of_slot(slot, 3), lane);
 	}
 	assert_int_equal(count[0], 4);
 	assert_int_equal(count[1], 4);
 	assert_int_equal(count[2], 4);
 	m.slot = -1;				/* no slot (out of memory): the first lane */
 	assert_int_equal(batch_lane_of(&m, 3), 0);
+	assert_int_equal(batch_lane_of_slot(-1, 3), 0);
 }
 
 /* Tombstones travel in the batch but are counted apart. */

@@ -4,8 +4,9 @@
 # its batches while the others run theirs, and nothing of the delivery
 # contract changes.
 #
-# First a stream of its own on 6 partitions with --db-sessions 3: every
-# session opens, every session commits batches (the debug line
+# First an idle feeder with --db-sessions 3 on an empty topic: all three
+# sessions open before any message; on a topic of one partition, one.  Then a stream of its own on 6
+# partitions with --db-sessions 3: every session opens, every session commits batches (the debug line
 # batch_committed names its session), every valid order lands exactly
 # once, the offsets reach the end, and a crash of the database mid-stream
 # (all three sessions fail, retry and reconnect) loses and doubles
@@ -32,7 +33,7 @@ FEEDER_ARGS=(--db-sessions "$SESSIONS" --batch-size 50 --log-level debug
 # --- the suite's own scenario, on a cluster of its own (it crashes it)
 DB_DIR= # set by pg_start
 pg_start DB_DIR >&2 || bail "could not start a dedicated PostgreSQL cluster"
-kafka_start 1 "$E2E_TOPIC:$PARTITIONS" || bail "could not start the development Kafka"
+kafka_start 1 "$E2E_TOPIC:$PARTITIONS" "quiet:3" "single:1" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
 
 for ((p = 0; p < PARTITIONS; p++)); do
@@ -41,14 +42,37 @@ done
 flush || bail "kcat could not produce"
 total=$(expected_rows | wc -l)
 
-feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
-tap_cmd "--db-sessions $SESSIONS: the feeder gets a fifth through the stream" \
-	ro_wait_until 60 rows_at_least $((total / 5))
-# role_sessions_are N — the feeder's role has N sessions (a session connects
-# with its lane's first batch, so the last ones may come a little later)
+# role_sessions_are N — the feeders' role has N sessions
 role_sessions_are() {
 	[[ $(sql "SELECT count(*) FROM pg_stat_activity WHERE usename = '$E2E_ROLE'") == "$1" ]]
 }
+
+# Every session opens while the feeder is idle, before any message: a lane
+# that opened its session with its first batch held the main thread while
+# it connected, after waiting for every running batch.
+feeder_start quiet quiet "$GROUP-quiet" "${FEEDER_ARGS[@]}"
+tap_cmd "a feeder on an empty topic joins its group" \
+	ro_wait_until 60 grep -q 'event=partitions_assigned' "$E2E_TMP/quiet.log"
+tap_cmd "--db-sessions $SESSIONS: all $SESSIONS sessions are open before any message" \
+	ro_wait_until 10 role_sessions_are "$SESSIONS"
+is "$(grep -c 'event=batch_committed' "$E2E_TMP/quiet.log")" 0 "no batch ran on the empty topic"
+feeder_stop quiet
+is "$?" 0 "SIGTERM: the idle feeder exits 0"
+tap_cmd "its sessions are closed" ro_wait_until 10 role_sessions_are 0
+
+# A lane without partitions opens no session: one partition, one session.
+feeder_start single single "$GROUP-single" "${FEEDER_ARGS[@]}"
+tap_cmd "a feeder on a topic of one partition joins its group" \
+	ro_wait_until 60 grep -q 'event=partitions_assigned' "$E2E_TMP/single.log"
+sleep 2
+tap_cmd "--db-sessions $SESSIONS on one partition: one session" role_sessions_are 1
+feeder_stop single
+is "$?" 0 "SIGTERM: that feeder exits 0"
+tap_cmd "its session is closed" ro_wait_until 10 role_sessions_are 0
+
+feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
+tap_cmd "--db-sessions $SESSIONS: the feeder gets a fifth through the stream" \
+	ro_wait_until 60 rows_at_least $((total / 5))
 tap_cmd "--db-sessions $SESSIONS: $SESSIONS sessions of the feeder's role in pg_stat_activity" \
 	ro_wait_until 30 role_sessions_are "$SESSIONS"
 tap_cmd "pg_ctl stop -m immediate mid-stream" pg_ctl_as stop -m immediate -w
