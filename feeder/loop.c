@@ -397,12 +397,10 @@ static void
 loop_open_lanes(feeder_app *app, int64_t now)
 {
 	db_error	err;
-	lane	   *first = &app->lanes[0];
 	int			i;
 
 	if (app->nlanes <= 1 || now < app->next_lanes_ms || loop_any_busy(app) ||
-		kafka_waiting_start(app->kc) > 0 || !db_connected(first->db) ||
-		db_session(first->db) != first->positions_session)
+		positions_needed(app, &app->lanes[0]))
 		return;
 	app->next_lanes_ms = now + LOOP_POSITIONS_INTERVAL_MS;
 	for (i = 1; i < app->nlanes && !app->positions_fatal; i++)
