@@ -11,6 +11,7 @@ OBJS = \
 	extension/received_orders.o \
 	extension/event.o \
 	extension/event_parse.o \
+	extension/event_fast.o \
 	extension/store.o \
 	extension/envelope.o \
 	extension/materialize.o

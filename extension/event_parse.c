@@ -68,6 +68,11 @@ RoEventParse(const char *data, int len, RoEventError *err)
 	JsonSemAction sem;
 	EventJsonbState state;
 	JsonParseErrorType result;
+	Jsonb	   *fast;
+
+	/* the common event: no escapes, no exponents (event_fast.c) */
+	if ((fast = RoEventParseFast(data, len)) != NULL)
+		return fast;
 
 	memset(&state, 0, sizeof(state));
 	memset(&sem, 0, sizeof(sem));

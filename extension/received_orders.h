@@ -109,6 +109,9 @@ extern bool RoEventCheckFields(Jsonb *payload, RoEvent *event, RoEventError *err
 extern bool RoEventParseUuid(const char *str, int len, pg_uuid_t *uuid);
 extern void RoEventReportError(const RoEventError *err, const char *hint);
 
+/* event_fast.c */
+extern Jsonb *RoEventParseFast(const char *data, int len);
+
 /* envelope.c */
 extern bool RoEnvelopeFromName(const char *name, RoEnvelope *envelope);
 extern const char *RoEnvelopeName(RoEnvelope envelope);
