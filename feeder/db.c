@@ -40,14 +40,27 @@
 #include <libpq-fe.h>
 
 #include "db_int.h"
+#include "db_rows.h"
 #include "feeder.h"
 #include "log.h"
 
 #define DB_STMT_NAME "ro_materialize_orders"
-#define DB_STMT_SQL \
+/*
+ * The function answers one row per element; the statement asks only for the
+ * rows that are not 'inserted', and always for the last element's
+ * (db_rows_read fills in the others, and checks the last one is there): most
+ * rows of a batch are inserted, and their output and parsing cost more than
+ * the filter.
+ */
+#define DB_ROWS_SQL \
 	"SELECT \"position\", order_id, outcome, sqlstate, message " \
-	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
-	"$3::text[], $4::int4[], $5::int8[], $6::bytea[])"
+	"FROM received_orders.materialize_orders"
+#define DB_ROWS_FILTER \
+	" WHERE outcome OPERATOR(pg_catalog.<>) 'inserted'" \
+	" OR \"position\" OPERATOR(pg_catalog.=) pg_catalog.cardinality($2)"
+#define DB_STMT_SQL \
+	DB_ROWS_SQL "($1::text, $2::bytea[], " \
+	"$3::text[], $4::int4[], $5::int8[], $6::bytea[])" DB_ROWS_FILTER
 #define DB_NARRAYS 5
 static const Oid db_param_types[] = {
 	PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
@@ -61,10 +74,9 @@ static const Oid db_param_types[] = {
  * header's and the content-type header's values.
  */
 #define DB_OUTBOX_STMT_SQL \
-	"SELECT \"position\", order_id, outcome, sqlstate, message " \
-	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
+	DB_ROWS_SQL "($1::text, $2::bytea[], " \
 	"$3::text[], $4::int4[], $5::int8[], $6::bytea[], $7::text, $8::text, " \
-	"$9::text, $10::bytea[], $11::bytea[])"
+	"$9::text, $10::bytea[], $11::bytea[])" DB_ROWS_FILTER
 #define DB_OUTBOX_NARRAYS (DB_NARRAYS + 2)
 static const Oid db_outbox_param_types[] = {
 	PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
@@ -587,67 +599,6 @@ db_build_params(db_conn *db, const batch *b)
 }
 
 /*
- * db_parse_outcome
- *		Map the outcome enum label to its value; -1 if unknown.
- */
-static int
-db_parse_outcome(const char *s, db_outcome *o)
-{
-	if (strcmp(s, "inserted") == 0)
-		*o = DB_OUTCOME_INSERTED;
-	else if (strcmp(s, "duplicate") == 0)
-		*o = DB_OUTCOME_DUPLICATE;
-	else if (strcmp(s, "conflict") == 0)
-		*o = DB_OUTCOME_CONFLICT;
-	else if (strcmp(s, "rejected") == 0)
-		*o = DB_OUTCOME_REJECTED;
-	else if (strcmp(s, "skipped") == 0)
-		*o = DB_OUTCOME_SKIPPED;
-	else
-		return -1;
-	return 0;
-}
-
-/*
- * db_parse_rows
- *		Check the result has one row per element with a valid position and
- *		outcome, and map each to its batch message.  A malformed result
- *		means the extension does not match: the batch is not committed.
- */
-static int
-db_parse_rows(db_conn *db, const PGresult *res, int nelems, db_error *err)
-{
-	int			i;
-
-	if (PQnfields(res) != 5 || PQntuples(res) != nelems)
-	{
-		snprintf(err->message, sizeof(err->message),
-				 "materialize_orders returned %d rows of %d columns for %d elements",
-				 PQntuples(res), PQnfields(res), nelems);
-		return -1;
-	}
-	for (i = 0; i < nelems; i++)
-	{
-		int			pos = atoi(PQgetvalue(res, i, 0));
-		db_row	   *row = &db->rows[i];
-
-		if (pos < 1 || pos > nelems || PQgetisnull(res, i, 2) ||
-			db_parse_outcome(PQgetvalue(res, i, 2), &row->outcome) != 0)
-		{
-			snprintf(err->message, sizeof(err->message),
-					 "materialize_orders returned an unexpected row %d (position \"%s\", outcome \"%s\")",
-					 i + 1, PQgetvalue(res, i, 0), PQgetvalue(res, i, 2));
-			return -1;
-		}
-		row->msg_index = db->db_to_msg[pos - 1];
-		row->order_id = PQgetisnull(res, i, 1) ? NULL : PQgetvalue(res, i, 1);
-		row->sqlstate = PQgetisnull(res, i, 3) ? NULL : PQgetvalue(res, i, 3);
-		row->message = PQgetisnull(res, i, 4) ? NULL : PQgetvalue(res, i, 4);
-	}
-	return 0;
-}
-
-/*
  * The statements of a batch, in pipeline order; the names are the step=
  * of batch_failed lines.
  */
@@ -955,7 +906,9 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		db_go_unprepared(db, err);
 		cls = err->cls;
 	}
-	if (cls == DB_ERR_NONE && db_parse_rows(db, results[DB_STAGE_EXECUTE], n, err) != 0)
+	if (cls == DB_ERR_NONE &&
+		db_rows_read(results[DB_STAGE_EXECUTE], n, db->db_to_msg, db->rows,
+					 err->message, sizeof(err->message)) != 0)
 	{
 		/*
 		 * The batch committed, but its result is not the function's: the
@@ -1153,27 +1106,4 @@ db_free(db_conn *db)
 	free(db->rows);
 	free(db->dsn);
 	free(db);
-}
-
-/*
- * db_outcome_name
- *		The enum label, for logs.
- */
-const char *
-db_outcome_name(db_outcome o)
-{
-	switch (o)
-	{
-		case DB_OUTCOME_INSERTED:
-			return "inserted";
-		case DB_OUTCOME_DUPLICATE:
-			return "duplicate";
-		case DB_OUTCOME_CONFLICT:
-			return "conflict";
-		case DB_OUTCOME_REJECTED:
-			return "rejected";
-		case DB_OUTCOME_SKIPPED:
-			return "skipped";
-	}
-	return "unknown";
 }
