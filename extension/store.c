@@ -12,6 +12,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
@@ -22,6 +23,13 @@
 #include "received_orders.h"
 
 static bool StoreQuarantineHasDigest(void);
+
+/*
+ * Events per INSERT of a batch: the WAL writer is woken after each
+ * (RoStoreInsertMany).  About 0.6 MB of WAL at ~375-byte events, so that
+ * with wal_writer_flush_after's default (1 MB) it flushes every other one.
+ */
+#define STORE_INSERT_CHUNK 1000
 
 /* One kept SPI plan: its text, its parameter types and the plan itself. */
 typedef struct StorePlan
@@ -169,6 +177,7 @@ static StorePlan advance_positions_plan = {
 static int	StoreExecute(StorePlan *plan, Datum *values, const char *nulls,
 						 int expected);
 static ArrayType *StoreUuidArray(pg_uuid_t *const *uuids, int count);
+static int	StoreInsertChunk(RoEvent **events, int count, bool *inserted);
 static int	StoreFindFirst(pg_uuid_t *const *uuids, int count,
 						   const pg_uuid_t *id);
 
@@ -260,11 +269,41 @@ RoStoreInsertOne(const RoEvent *event)
 /*
  * RoStoreInsertMany
  *		Insert events (sorted by the caller by order_id, then position) in
- *		one statement; set inserted[i] for each event that wrote a row and return
- *		how many did.
+ *		statements of at most STORE_INSERT_CHUNK events; set inserted[i] for
+ *		each event that wrote a row and return how many did.
+ *
+ * After each statement the WAL writer is asked to write and flush what the
+ * batch has logged so far (XLogSetAsyncXactLSN, as an asynchronous commit
+ * asks it), while this backend goes on with the next statement.  The
+ * batch's COMMIT then waits only for the WAL of its last statement,
+ * instead of writing and flushing the whole batch's: on a machine where
+ * the commit's flush is a few milliseconds per thousand events, that wait
+ * was a tenth of a batch's time, with the CPU idle.  Flushing WAL earlier
+ * changes nothing of what a commit guarantees.
  */
 int
 RoStoreInsertMany(RoEvent **events, int count, bool *inserted)
+{
+	int			matched = 0;
+
+	for (int i = 0; i < count; i++)
+		inserted[i] = false;
+	for (int start = 0; start < count; start += STORE_INSERT_CHUNK)
+	{
+		matched += StoreInsertChunk(events + start,
+									Min(count - start, STORE_INSERT_CHUNK),
+									inserted + start);
+		XLogSetAsyncXactLSN(GetXLogInsertRecPtr());
+	}
+	return matched;
+}
+
+/*
+ * StoreInsertChunk
+ *		RoStoreInsertMany's statement for count events.
+ */
+static int
+StoreInsertChunk(RoEvent **events, int count, bool *inserted)
 {
 	Datum		values[3];
 	pg_uuid_t **uuids = palloc(sizeof(pg_uuid_t *) * Max(count, 1));
@@ -278,7 +317,6 @@ RoStoreInsertMany(RoEvent **events, int count, bool *inserted)
 		uuids[i] = &events[i]->order_id;
 		references[i] = PointerGetDatum(events[i]->external_reference);
 		payloads[i] = JsonbPGetDatum(events[i]->payload);
-		inserted[i] = false;
 	}
 	values[0] = PointerGetDatum(StoreUuidArray(uuids, count));
 	values[1] = PointerGetDatum(construct_array(references, count, TEXTOID,
@@ -290,7 +328,7 @@ RoStoreInsertMany(RoEvent **events, int count, bool *inserted)
 	/*
 	 * RETURNING names the inserted ids.  events is sorted by order_id (ties
 	 * by position), and within one statement the first of equal ids is the
-	 * one inserted.
+	 * one inserted; an id that an earlier statement inserted conflicts here.
 	 */
 	returned = SPI_processed;
 	for (uint64 r = 0; r < returned; r++)
@@ -308,6 +346,11 @@ RoStoreInsertMany(RoEvent **events, int count, bool *inserted)
 		matched++;
 	}
 	SPI_freetuptable(SPI_tuptable);
+	for (int i = 0; i < 3; i++)
+		pfree(DatumGetPointer(values[i]));
+	pfree(uuids);
+	pfree(references);
+	pfree(payloads);
 	return matched;
 }
 

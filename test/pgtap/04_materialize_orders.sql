@@ -9,7 +9,7 @@
 -- a permanent 09000, not an endless 40001.
 
 BEGIN;
-SELECT plan(47);
+SELECT plan(51);
 
 -- Conflicts raise a WARNING each; expected here, so kept off the TAP output.
 SET LOCAL client_min_messages = error;
@@ -439,6 +439,44 @@ SELECT is_empty(
 	   WHERE order_id = 'c0000000-0000-4000-8000-0000000000f3'$$,
 	'nothing of those calls was stored');
 DROP TRIGGER ro_test_dba_rule ON received_orders.received_orders;
+
+-- A batch larger than one INSERT statement (extension/store.c inserts 1000
+-- events per statement): equal order_ids on both sides of a statement
+-- boundary keep their outcomes.  Sorted by order_id, X (positions 1 and 2,
+-- the same reference) falls on indexes 999 and 1000, Z (positions 3 and 4,
+-- another reference) on 1999 and 2000.
+CREATE TEMP TABLE boundary_batch ON COMMIT DROP AS
+SELECT n, convert_to(format('{"orderId": "%s", "externalReference": "%s"}', id, ref), 'UTF8') AS v
+  FROM (VALUES (1, 'd2000000-0000-4000-8000-000000000000'::uuid, 'ref-x'),
+               (2, 'd2000000-0000-4000-8000-000000000000'::uuid, 'ref-x'),
+               (3, 'd4000000-0000-4000-8000-000000000000'::uuid, 'ref-z'),
+               (4, 'd4000000-0000-4000-8000-000000000000'::uuid, 'ref-z-other')) AS pairs (n, id, ref)
+UNION ALL
+SELECT 4 + i, convert_to(format('{"orderId": "d1000000-0000-4000-8000-%s", "externalReference": "f-%s"}',
+                                lpad(to_hex(i), 12, '0'), i), 'UTF8')
+  FROM generate_series(1, 999) AS i
+UNION ALL
+SELECT 1003 + i, convert_to(format('{"orderId": "d3000000-0000-4000-8000-%s", "externalReference": "g-%s"}',
+                                   lpad(to_hex(i), 12, '0'), i), 'UTF8')
+  FROM generate_series(1, 998) AS i;
+CREATE TEMP TABLE boundary_got ON COMMIT DROP AS
+SELECT position, outcome::text AS outcome
+  FROM received_orders.materialize_orders(
+	(SELECT array_agg(v ORDER BY n) FROM boundary_batch),
+	(SELECT array_agg('orders-04-boundary'::text) FROM boundary_batch),
+	(SELECT array_agg(0) FROM boundary_batch),
+	(SELECT array_agg(n::bigint ORDER BY n) FROM boundary_batch), NULL);
+SELECT is((SELECT count(*) FROM boundary_got WHERE outcome = 'inserted'), 1999::bigint,
+	'a batch of 2001 events over three INSERT statements: 1999 inserted');
+SELECT is((SELECT array_agg(outcome ORDER BY position) FROM boundary_got WHERE position <= 4),
+	ARRAY['inserted', 'duplicate', 'inserted', 'conflict'],
+	'equal ids across a statement boundary: the first inserted, the copy duplicate, another reference a conflict');
+SELECT is((SELECT external_reference FROM received_orders.received_orders
+	WHERE order_id = 'd4000000-0000-4000-8000-000000000000'), 'ref-z',
+	'the stored row has the first reference');
+SELECT is((SELECT count(*) FROM received_orders.received_orders
+	WHERE order_id::text LIKE 'd1000000-0000-4000-8000-%' OR order_id::text LIKE 'd3000000-0000-4000-8000-%'), 1997::bigint,
+	'every other event of the batch is stored');
 
 -- A BEFORE INSERT trigger returning NULL suppresses the insert on every retry: a
 -- permanent triggered_action_exception naming the cause, not a serialization failure.
