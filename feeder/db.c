@@ -45,22 +45,10 @@
 #include "log.h"
 
 #define DB_STMT_NAME "ro_materialize_orders"
-/*
- * The function answers one row per element; the statement asks only for the
- * rows that are not 'inserted', and always for the last element's
- * (db_rows_read fills in the others, and checks the last one is there): most
- * rows of a batch are inserted, and their output and parsing cost more than
- * the filter.
- */
-#define DB_ROWS_SQL \
-	"SELECT \"position\", order_id, outcome, sqlstate, message " \
-	"FROM received_orders.materialize_orders"
-#define DB_ROWS_FILTER \
-	" WHERE outcome OPERATOR(pg_catalog.<>) 'inserted'" \
-	" OR \"position\" OPERATOR(pg_catalog.=) pg_catalog.cardinality($2)"
 #define DB_STMT_SQL \
-	DB_ROWS_SQL "($1::text, $2::bytea[], " \
-	"$3::text[], $4::int4[], $5::int8[], $6::bytea[])" DB_ROWS_FILTER
+	"SELECT \"position\", order_id, outcome, sqlstate, message " \
+	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
+	"$3::text[], $4::int4[], $5::int8[], $6::bytea[])"
 #define DB_NARRAYS 5
 static const Oid db_param_types[] = {
 	PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
@@ -74,9 +62,10 @@ static const Oid db_param_types[] = {
  * header's and the content-type header's values.
  */
 #define DB_OUTBOX_STMT_SQL \
-	DB_ROWS_SQL "($1::text, $2::bytea[], " \
+	"SELECT \"position\", order_id, outcome, sqlstate, message " \
+	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
 	"$3::text[], $4::int4[], $5::int8[], $6::bytea[], $7::text, $8::text, " \
-	"$9::text, $10::bytea[], $11::bytea[])" DB_ROWS_FILTER
+	"$9::text, $10::bytea[], $11::bytea[])"
 #define DB_OUTBOX_NARRAYS (DB_NARRAYS + 2)
 static const Oid db_outbox_param_types[] = {
 	PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
