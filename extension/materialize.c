@@ -11,7 +11,7 @@
  * conflict (an identity contradiction, left for an operator) when not.
  *
  * The batch function never fails for one bad element.  Raw checks that
- * cannot throw run first; parsing and the one INSERT for all good elements
+ * cannot throw run first; parsing and the INSERT of all good elements
  * then run in a single subtransaction.  Should that throw (a DBA's trigger or
  * constraint, a number jsonb cannot hold), it is rolled back, the elements
  * it had not parsed yet are parsed each in a subtransaction of its own, and
