@@ -73,22 +73,15 @@ value:
 		case '{':
 			res = pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 			p = EventFastSkip(p + 1, end);
+			/* an empty object: next closes it */
 			if (p < end && *p == '}')
-			{
-				res = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-				p++;
 				goto next;
-			}
 			goto key;
 		case '[':
 			res = pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 			p = EventFastSkip(p + 1, end);
 			if (p < end && *p == ']')
-			{
-				res = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
-				p++;
 				goto next;
-			}
 			goto value;
 		case '"':
 			p = EventFastString(p, end, &v);
