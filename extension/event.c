@@ -101,18 +101,42 @@ RoEventCheckRaw(const char *data, int len, RoEventError *err)
 }
 
 /*
- * RoEventCheckBytes
- *		The checks of RoEventCheckRaw that need no JSON parse: size, UTF-8,
- *		nesting.  A value with a \u0000 escape gets RoEventCheckRaw whole
- *		(jsonb refuses it; the syntax pass says which error comes first).
- *		The batch function's parse (RoEventParse) finds the syntax errors.
+ * RoEventCheckEncoding
+ *		The first checks of RoEventCheckRaw, before any JSON is read: size
+ *		and UTF-8.  The batch function's parse (RoEventParse) does the rest:
+ *		what its fast path takes is nested RO_MAX_NESTING_DEPTH levels at
+ *		most and holds no escape; anything else gets RoEventCheckNesting
+ *		before PostgreSQL's parser, which finds the syntax errors.
  */
 bool
-RoEventCheckBytes(const char *data, int len, RoEventError *err)
+RoEventCheckEncoding(const char *data, int len, RoEventError *err)
+{
+	int			valid_bytes;
+
+	if (!RoEventCheckSize((Size) len, err))
+		return false;
+	valid_bytes = pg_encoding_verifymbstr(PG_UTF8, data, len);
+	if (valid_bytes != len)
+		return EventSetError(err, ERRCODE_INVALID_TEXT_REPRESENTATION,
+							 pstrdup("event is not valid UTF-8"),
+							 psprintf("Invalid or NUL byte 0x%02x at byte %d.",
+									  (unsigned char) data[valid_bytes],
+									  valid_bytes + 1));
+	return true;
+}
+
+/*
+ * RoEventCheckNesting
+ *		The check of RoEventCheckRaw between UTF-8 and syntax: nesting.  A
+ *		value with a \u0000 escape gets RoEventCheckRaw whole (jsonb refuses
+ *		it; the syntax pass says which error comes first).
+ */
+bool
+RoEventCheckNesting(const char *data, int len, RoEventError *err)
 {
 	bool		has_nul_escape;
 
-	if (!EventCheckBytes(data, len, &has_nul_escape, err))
+	if (!EventScan(data, len, &has_nul_escape, err))
 		return false;
 	if (has_nul_escape)
 		return RoEventCheckRaw(data, len, err);
@@ -128,17 +152,8 @@ static bool
 EventCheckBytes(const char *data, int len, bool *has_nul_escape,
 				RoEventError *err)
 {
-	int			valid_bytes;
-
-	if (!RoEventCheckSize((Size) len, err))
+	if (!RoEventCheckEncoding(data, len, err))
 		return false;
-	valid_bytes = pg_encoding_verifymbstr(PG_UTF8, data, len);
-	if (valid_bytes != len)
-		return EventSetError(err, ERRCODE_INVALID_TEXT_REPRESENTATION,
-							 pstrdup("event is not valid UTF-8"),
-							 psprintf("Invalid or NUL byte 0x%02x at byte %d.",
-									  (unsigned char) data[valid_bytes],
-									  valid_bytes + 1));
 	return EventScan(data, len, has_nul_escape, err);
 }
 

@@ -17,12 +17,16 @@
  * that every error, its SQLSTATE and its detail stay those of PostgreSQL's
  * parser.  It gives up on:
  *	- a value that is not an object (events are objects);
+ *	- a value nested more than RO_MAX_NESTING_DEPTH levels deep (the slow
+ *	  path refuses it);
  *	- a string with a backslash or a byte below 0x20;
  *	- a number with an exponent, or longer than EVENT_FAST_NUMBER_CHARS,
  *	  or not of JSON's form;
  *	- a number or literal not followed by white space, ',', ']' or '}';
  *	- any other syntax error, or anything after the value but white space.
- * The caller has checked UTF-8 and the nesting depth (RoEventCheckBytes).
+ * The caller has checked UTF-8 (RoEventCheckEncoding).  What this path
+ * takes has no escape and is nested no deeper than RoEventCheckNesting
+ * allows, so that check is left to the values it gives up on.
  *
  *-------------------------------------------------------------------------
  */
@@ -48,8 +52,8 @@ static bool EventFastEndsToken(const char *p, const char *end);
 
 /*
  * RoEventParseFast
- *		The jsonb value of bytes that passed RoEventCheckBytes, when they are
- *		a plain JSON object (above); NULL when this path gives up.
+ *		The jsonb value of bytes that passed RoEventCheckEncoding, when they
+ *		are a plain JSON object (above); NULL when this path gives up.
  */
 Jsonb *
 RoEventParseFast(const char *data, int len)
@@ -59,6 +63,7 @@ RoEventParseFast(const char *data, int len)
 	JsonbParseState *state = NULL;
 	JsonbValue *res = NULL;
 	JsonbValue	v;
+	int			depth = 0;
 
 	p = EventFastSkip(p, end);
 	if (p == end || *p != '{')
@@ -71,6 +76,8 @@ value:
 	switch (*p)
 	{
 		case '{':
+			if (++depth > RO_MAX_NESTING_DEPTH)
+				return NULL;
 			res = pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 			p = EventFastSkip(p + 1, end);
 			/* an empty object: next closes it */
@@ -78,6 +85,8 @@ value:
 				goto next;
 			goto key;
 		case '[':
+			if (++depth > RO_MAX_NESTING_DEPTH)
+				return NULL;
 			res = pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 			p = EventFastSkip(p + 1, end);
 			if (p < end && *p == ']')
@@ -130,6 +139,7 @@ next:
 			return NULL;
 		res = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 	}
+	depth--;
 	p++;
 	goto next;
 

@@ -55,10 +55,11 @@ static bool EventJsonbRefusesEscape(JsonParseErrorType result);
 
 /*
  * RoEventParse
- *		The jsonb value of bytes that passed RoEventCheckBytes, in one pass.
- *		NULL with *err filled when the value is not valid JSON (22P02, the
- *		lexer's detail) or, through the two passes, when RoEventCheckRaw
- *		refuses it.  Throws only what jsonb's own input throws, like
+ *		The jsonb value of bytes that passed RoEventCheckEncoding, in one
+ *		pass.  NULL with *err filled when the value is nested too deep
+ *		(RoEventCheckNesting, unless the fast path took it), is not valid
+ *		JSON (22P02, the lexer's detail) or, through the two passes, when
+ *		RoEventCheckRaw refuses it.  Throws only what jsonb's own input throws, like
  *		RoEventParseRaw (the batch function's subtransaction contains it).
  */
 Jsonb *
@@ -73,6 +74,9 @@ RoEventParse(const char *data, int len, RoEventError *err)
 	/* the common event: no escapes, no exponents (event_fast.c) */
 	if ((fast = RoEventParseFast(data, len)) != NULL)
 		return fast;
+	/* PostgreSQL's parser recurses once per level: the depth first */
+	if (!RoEventCheckNesting(data, len, err))
+		return NULL;
 
 	memset(&state, 0, sizeof(state));
 	memset(&sem, 0, sizeof(sem));

@@ -485,8 +485,8 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 										  ALLOCSET_DEFAULT_SIZES);
 
 	/*
-	 * Checks that cannot throw: size, UTF-8, nesting (JSON syntax comes with
-	 * the parse, RoEventParse, which reports it without throwing).
+	 * Checks that cannot throw: size, UTF-8 (nesting and JSON syntax come
+	 * with the parse, RoEventParse, which reports them without throwing).
 	 */
 	for (int i = 0; i < batch.count; i++)
 	{
@@ -522,7 +522,7 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 			if (batch.enveloped && !BatchOpenEnvelope(&batch, item, i))
 				continue;
 			oldcontext = MemoryContextSwitchTo(batch.scratch);
-			valid = RoEventCheckBytes(item->data, item->len, &err);
+			valid = RoEventCheckEncoding(item->data, item->len, &err);
 			MemoryContextSwitchTo(oldcontext);
 			if (!valid)
 				BatchReject(item, err.sqlerrcode, err.message, err.detail);

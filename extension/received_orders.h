@@ -99,7 +99,8 @@ extern bool RoErrorIsEventCaused(int sqlerrcode, bool parsing);
 
 /* event.c */
 extern bool RoEventCheckRaw(const char *data, int len, RoEventError *err);
-extern bool RoEventCheckBytes(const char *data, int len, RoEventError *err);
+extern bool RoEventCheckEncoding(const char *data, int len, RoEventError *err);
+extern bool RoEventCheckNesting(const char *data, int len, RoEventError *err);
 extern Jsonb *RoEventParseRaw(const char *data, int len);
 
 /* event_parse.c */

@@ -9,10 +9,13 @@
 -- the fast path takes (white space, numbers, literals, nesting, empty
 -- containers, raw UTF-8, duplicate keys) and what it leaves to PostgreSQL's
 -- parser (escapes, exponents, long numbers).  Each invalid value must be
--- rejected with 22P02 and jsonb_in's own detail.
+-- rejected with 22P02 and jsonb_in's own detail.  Nesting: the fast path
+-- also takes a plain value nested RO_MAX_NESTING_DEPTH (512) levels deep,
+-- and gives a deeper one to the depth check, which must refuse it (54001)
+-- before any syntax error of it.
 
 BEGIN;
-SELECT plan(6);
+SELECT plan(9);
 
 SET LOCAL client_min_messages = error;
 
@@ -113,6 +116,39 @@ SELECT is_empty(
 	$$SELECT n, message, pg_temp.jsonb_detail(value) FROM invalid_got
 	   WHERE message IS DISTINCT FROM 'event is not valid JSON: ' || pg_temp.jsonb_detail(value)$$,
 	'with jsonb_in''s own detail');
+
+-- nesting: 512 levels (the object and 511 arrays) are taken, 513 refused,
+-- before the syntax error of the last value
+CREATE TEMP TABLE deep_values (n integer PRIMARY KEY, value text) ON COMMIT DROP;
+INSERT INTO deep_values VALUES
+	(1, format('{"orderId":"%s","externalReference":"D-1","d":%s1%s}',
+			   md5('event_parse deep 1')::uuid, repeat('[', 511), repeat(']', 511))),
+	(2, format('{"orderId":"%s","externalReference":"D-2","d":%s1%s}',
+			   md5('event_parse deep 2')::uuid, repeat('[', 512), repeat(']', 512))),
+	(3, format('{"orderId":"%s","externalReference":"D-3","d":%s1%s',
+			   md5('event_parse deep 3')::uuid, repeat('{"a":', 513), repeat('}', 512)));
+
+CREATE TEMP TABLE deep_got ON COMMIT DROP AS
+SELECT d.n, d.value, r.outcome::text AS outcome, r.sqlstate, r.message
+  FROM deep_values d
+  JOIN (SELECT * FROM received_orders.materialize_orders('g10',
+			(SELECT array_agg(convert_to(value, 'UTF8') ORDER BY n) FROM deep_values),
+			(SELECT array_agg('t10d'::text) FROM deep_values),
+			(SELECT array_agg(0) FROM deep_values),
+			(SELECT array_agg(n::bigint ORDER BY n) FROM deep_values),
+			NULL)) AS r ON r.position = d.n;
+
+SELECT is((SELECT outcome FROM deep_got WHERE n = 1), 'inserted',
+	'a plain value nested 512 levels deep is inserted');
+SELECT is((SELECT o.payload::text FROM deep_got g
+	    JOIN received_orders.received_orders o ON o.order_id = md5('event_parse deep 1')::uuid
+	   WHERE g.n = 1), (SELECT value::jsonb::text FROM deep_values WHERE n = 1),
+	'as value::jsonb');
+SELECT results_eq(
+	$$SELECT n, outcome, sqlstate, message FROM deep_got WHERE n > 1 ORDER BY n$$,
+	$$VALUES (2, 'rejected', '54001', 'event is nested more than 512 levels deep'),
+	         (3, 'rejected', '54001', 'event is nested more than 512 levels deep')$$,
+	'one level deeper is rejected with 54001, before a syntax error of the value');
 
 SELECT * FROM finish();
 ROLLBACK;
