@@ -45,8 +45,15 @@
 #include "log.h"
 
 #define DB_STMT_NAME "ro_materialize_orders"
+
+/*
+ * The answer's order_id, only where the feeder logs it (a quarantined
+ * message): the others' would be formatted and sent for nothing.
+ */
+#define DB_ORDER_ID_IF_QUARANTINED \
+	"CASE WHEN outcome IN ('rejected', 'conflict') THEN order_id END"
 #define DB_STMT_SQL \
-	"SELECT \"position\", order_id, outcome, sqlstate, message " \
+	"SELECT \"position\", " DB_ORDER_ID_IF_QUARANTINED ", outcome, sqlstate, message " \
 	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
 	"$3::text[], $4::int4[], $5::int8[], $6::bytea[])"
 #define DB_NARRAYS 5
@@ -62,7 +69,7 @@ static const Oid db_param_types[] = {
  * header's and the content-type header's values.
  */
 #define DB_OUTBOX_STMT_SQL \
-	"SELECT \"position\", order_id, outcome, sqlstate, message " \
+	"SELECT \"position\", " DB_ORDER_ID_IF_QUARANTINED ", outcome, sqlstate, message " \
 	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
 	"$3::text[], $4::int4[], $5::int8[], $6::bytea[], $7::text, $8::text, " \
 	"$9::text, $10::bytea[], $11::bytea[])"

@@ -16,7 +16,7 @@
 
 E2E_TOPIC=orders
 GROUP=e2e-01
-plan 13
+plan 14
 
 kafka_start 3 "$E2E_TOPIC:4" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
@@ -103,5 +103,7 @@ check "after shutdown the committed offsets still equal the end offsets" \
 nul_offset=$(kafka_offsets_map "$E2E_TOPIC" | awk '$3 == "bad-nul" { print $2 }')
 check "the feeder logs a rejected message with its coordinates and SQLSTATE" \
 	bash -c 'grep -F "$1 [0] @$2" "$3" | grep -q 22P05' _ "$E2E_TOPIC" "$nul_offset" "$E2E_TMP/feeder.log"
+check "the feeder logs the conflict with the order's id" \
+	bash -c 'grep "event=conflict" "$1" | grep -qF "order_id=$2"' _ "$E2E_TMP/feeder.log" "$(uid 201)"
 check "the password never appears in the feeder's output" log_has_no "$E2E_PASSWORD" feeder
 tap_done
