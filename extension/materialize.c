@@ -60,6 +60,12 @@ PG_FUNCTION_INFO_V1(materialize_orders_for_group);
 PG_FUNCTION_INFO_V1(materialize_orders_enveloped);
 PG_FUNCTION_INFO_V1(replay_quarantined);
 
+/*
+ * The distinct partitions BatchLastOfPartitions searches one by one; a
+ * batch of more is sorted whole.
+ */
+#define BATCH_PARTITIONS_SCANNED 64
+
 /* Where an element of a batch stands. */
 typedef enum BatchState
 {
@@ -143,6 +149,9 @@ static void BatchCheckBounds(Batch *batch);
 static void BatchCheckCoordinates(Batch *batch);
 static void BatchRecordPositions(Batch *batch);
 static int	BatchComparePartitions(const void *a, const void *b, void *arg);
+static bool BatchSamePartition(const Batch *batch, int x, int y);
+static int	BatchLastOfPartitions(Batch *batch, int *last);
+static int	BatchLastOfPartitionsSorted(Batch *batch, int *last);
 static text *BatchGroupArgument(FunctionCallInfo fcinfo);
 static bool BatchOpenEnvelope(Batch *batch, BatchItem *item, int i);
 static bool BatchSelectType(Batch *batch, BatchItem *item, const char *type,
@@ -1252,53 +1261,114 @@ BatchComparePartitions(const void *a, const void *b, void *arg)
 static void
 BatchRecordPositions(Batch *batch)
 {
-	int		   *order;
+	int		   *last;
 	Datum	   *topics;
 	Datum	   *partitions;
 	Datum	   *next_offsets;
-	int			n = 0;
+	int			n;
 
 	if (batch->count <= 0)
 		return;
-	order = palloc(sizeof(int) * batch->count);
-	for (int i = 0; i < batch->count; i++)
-		order[i] = i;
-	qsort_arg(order, batch->count, sizeof(int), BatchComparePartitions, batch);
+	last = palloc(sizeof(int) * batch->count);
+	n = BatchLastOfPartitions(batch, last);
 
-	topics = palloc(sizeof(Datum) * batch->count);
-	partitions = palloc(sizeof(Datum) * batch->count);
-	next_offsets = palloc(sizeof(Datum) * batch->count);
-	for (int k = 0; k < batch->count; k++)
+	topics = palloc(sizeof(Datum) * n);
+	partitions = palloc(sizeof(Datum) * n);
+	next_offsets = palloc(sizeof(Datum) * n);
+	for (int k = 0; k < n; k++)
 	{
-		int			i = order[k];
-		bool		last_of_partition = (k + 1 == batch->count);
+		int			i = last[k];
 
-		/* sorted by offset within a partition: keep each one's last */
-		if (!last_of_partition)
-		{
-			int			j = order[k + 1];
-			text	   *ti = DatumGetTextPP(batch->topics[i]);
-			text	   *tj = DatumGetTextPP(batch->topics[j]);
-
-			last_of_partition =
-				DatumGetInt32(batch->partitions[i]) != DatumGetInt32(batch->partitions[j]) ||
-				VARSIZE_ANY_EXHDR(ti) != VARSIZE_ANY_EXHDR(tj) ||
-				memcmp(VARDATA_ANY(ti), VARDATA_ANY(tj), VARSIZE_ANY_EXHDR(ti)) != 0;
-		}
-		if (!last_of_partition)
-			continue;
 		if (DatumGetInt64(batch->offsets[i]) == PG_INT64_MAX)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("element %d has Kafka offset %lld, which has no next offset",
 							i + 1, (long long) PG_INT64_MAX)));
-		topics[n] = batch->topics[i];
-		partitions[n] = batch->partitions[i];
-		next_offsets[n] = Int64GetDatum(DatumGetInt64(batch->offsets[i]) + 1);
-		n++;
+		topics[k] = batch->topics[i];
+		partitions[k] = batch->partitions[i];
+		next_offsets[k] = Int64GetDatum(DatumGetInt64(batch->offsets[i]) + 1);
 	}
 	RoStoreAdvancePositions(batch->consumer_group, topics, partitions,
 							next_offsets, n);
+}
+
+/*
+ * BatchLastOfPartitions
+ *		Fill last[] with the element of the highest offset of each (topic,
+ *		partition) of the batch, sorted by topic and partition (the order in
+ *		which the statement locks the positions' rows); returns how many.
+ *
+ * One pass: a batch comes from a few partitions, each in long runs, so an
+ * element is nearly always of the run before it.  Past
+ * BATCH_PARTITIONS_SCANNED partitions the search would cost more than a
+ * sort of the whole batch, which then decides.
+ */
+static int
+BatchLastOfPartitions(Batch *batch, int *last)
+{
+	int			n = 0;
+	int			current = -1;
+
+	for (int i = 0; i < batch->count; i++)
+	{
+		int			k = current;
+
+		if (k < 0 || !BatchSamePartition(batch, last[k], i))
+		{
+			for (k = 0; k < n && !BatchSamePartition(batch, last[k], i); k++)
+				;
+			if (k == n)
+			{
+				if (n == BATCH_PARTITIONS_SCANNED)
+					return BatchLastOfPartitionsSorted(batch, last);
+				last[n++] = i;
+			}
+		}
+		if (DatumGetInt64(batch->offsets[i]) > DatumGetInt64(batch->offsets[last[k]]))
+			last[k] = i;
+		current = k;
+	}
+	qsort_arg(last, n, sizeof(int), BatchComparePartitions, batch);
+	return n;
+}
+
+/*
+ * BatchLastOfPartitionsSorted
+ *		BatchLastOfPartitions by a sort of every element.
+ */
+static int
+BatchLastOfPartitionsSorted(Batch *batch, int *last)
+{
+	int		   *order = palloc(sizeof(int) * batch->count);
+	int			n = 0;
+
+	for (int i = 0; i < batch->count; i++)
+		order[i] = i;
+	qsort_arg(order, batch->count, sizeof(int), BatchComparePartitions, batch);
+	/* sorted by offset within a partition: keep each one's last */
+	for (int k = 0; k < batch->count; k++)
+		if (k + 1 == batch->count || !BatchSamePartition(batch, order[k], order[k + 1]))
+			last[n++] = order[k];
+	pfree(order);
+	return n;
+}
+
+/*
+ * BatchSamePartition
+ *		Whether elements x and y have the same topic and partition.
+ */
+static bool
+BatchSamePartition(const Batch *batch, int x, int y)
+{
+	text	   *tx;
+	text	   *ty;
+
+	if (DatumGetInt32(batch->partitions[x]) != DatumGetInt32(batch->partitions[y]))
+		return false;
+	tx = DatumGetTextPP(batch->topics[x]);
+	ty = DatumGetTextPP(batch->topics[y]);
+	return VARSIZE_ANY_EXHDR(tx) == VARSIZE_ANY_EXHDR(ty) &&
+		memcmp(VARDATA_ANY(tx), VARDATA_ANY(ty), VARSIZE_ANY_EXHDR(tx)) == 0;
 }
 
 /*

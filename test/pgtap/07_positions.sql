@@ -15,7 +15,7 @@
 -- transaction and rolled back.
 
 BEGIN;
-SELECT plan(162);
+SELECT plan(164);
 
 -- Conflicts raise a WARNING and set_consumer_position a NOTICE; expected here.
 SET LOCAL client_min_messages = error;
@@ -288,6 +288,32 @@ SELECT is(
 	(SELECT count(*)::integer FROM received_orders.received_orders_positions WHERE consumer_group = 'g1' AND updated_at = now()),
 	5,
 	'every recorded position has updated_at = now() (the transaction''s time)');
+
+-- Batches of 64, 65 and 150 partitions (two topics), interleaved, each
+-- partition's highest offset neither its first nor its last element: up to
+-- 64 partitions the function finds each element's partition by a scan,
+-- beyond it sorts the batch; both record max(offset) + 1 of every one.
+CREATE TEMP TABLE many AS
+	SELECT n, i, 'many-' || (j % 2) AS topic, j AS part, ((i * 37) % 1009)::bigint AS off
+	  FROM (VALUES (64), (65), (150)) AS c (n),
+	       LATERAL (SELECT i, (i * 7) % n AS j FROM generate_series(0, 3 * n - 1) AS i) AS e;
+SELECT is(
+	(SELECT count(*)::integer FROM (VALUES (64), (65), (150)) AS c (n),
+	   LATERAL received_orders.materialize_orders('gp' || n,
+	     (SELECT array_agg(NULL::bytea ORDER BY i) FROM many WHERE many.n = c.n),
+	     (SELECT array_agg(topic ORDER BY i) FROM many WHERE many.n = c.n),
+	     (SELECT array_agg(part ORDER BY i) FROM many WHERE many.n = c.n),
+	     (SELECT array_agg(off ORDER BY i) FROM many WHERE many.n = c.n)) AS r
+	  WHERE r.outcome = 'skipped'),
+	3 * (64 + 65 + 150),
+	'batches of 64, 65 and 150 interleaved partitions run');
+SELECT results_eq(
+	$$SELECT p.consumer_group, p.kafka_topic, p.kafka_partition, p.next_offset
+	    FROM received_orders.received_orders_positions p
+	   WHERE p.consumer_group IN ('gp64', 'gp65', 'gp150')
+	   ORDER BY 1, 2, 3$$,
+	$$SELECT 'gp' || n, topic, part, max(off) + 1 FROM many GROUP BY n, topic, part ORDER BY 1, 2, 3$$,
+	'each records max(offset) + 1 of every partition');
 SELECT is(
 	(SELECT count(*)::integer FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'orders-eu' AND kafka_partition = 1),
 	0,
