@@ -73,11 +73,12 @@ value:
 	p = EventFastSkip(p, end);
 	if (p == end)
 		return NULL;
+	/* a container opens a level (closed at next) */
+	if ((*p == '{' || *p == '[') && ++depth > RO_MAX_NESTING_DEPTH)
+		return NULL;
 	switch (*p)
 	{
 		case '{':
-			if (++depth > RO_MAX_NESTING_DEPTH)
-				return NULL;
 			res = pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 			p = EventFastSkip(p + 1, end);
 			/* an empty object: next closes it */
@@ -85,8 +86,6 @@ value:
 				goto next;
 			goto key;
 		case '[':
-			if (++depth > RO_MAX_NESTING_DEPTH)
-				return NULL;
 			res = pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 			p = EventFastSkip(p + 1, end);
 			if (p < end && *p == ']')

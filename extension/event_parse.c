@@ -59,8 +59,9 @@ static bool EventJsonbRefusesEscape(JsonParseErrorType result);
  *		pass.  NULL with *err filled when the value is nested too deep
  *		(RoEventCheckNesting, unless the fast path took it), is not valid
  *		JSON (22P02, the lexer's detail) or, through the two passes, when
- *		RoEventCheckRaw refuses it.  Throws only what jsonb's own input throws, like
- *		RoEventParseRaw (the batch function's subtransaction contains it).
+ *		RoEventCheckRaw refuses it.  Throws only what jsonb's own input
+ *		throws, like RoEventParseRaw (the batch function's subtransaction
+ *		contains it).
  */
 Jsonb *
 RoEventParse(const char *data, int len, RoEventError *err)

@@ -126,7 +126,7 @@ typedef void (*BatchStep) (Batch *batch, BatchItem *item);
 static RoOutcome MaterializeOne(const RoEvent *event, text **stored);
 static void MaterializeNotStored(const pg_uuid_t *order_id);
 static char *MaterializeUuidText(const pg_uuid_t *uuid);
-static bool MaterializeSameReference(const text *a, const text *b);
+static bool MaterializeSameText(const text *a, const text *b);
 static void MaterializeConflictReport(int elevel, const RoEvent *event,
 									  const text *stored, bool quarantined);
 static char *MaterializeConflictMessage(const RoEvent *event,
@@ -218,7 +218,7 @@ MaterializeOne(const RoEvent *event, text **stored)
 	*stored = RoStoreLookupReference(&event->order_id);
 	if (*stored == NULL)
 		MaterializeNotStored(&event->order_id);
-	if (MaterializeSameReference(*stored, event->external_reference))
+	if (MaterializeSameText(*stored, event->external_reference))
 		return RO_OUTCOME_DUPLICATE;
 	return RO_OUTCOME_CONFLICT;
 }
@@ -250,12 +250,12 @@ MaterializeNotStored(const pg_uuid_t *order_id)
 }
 
 /*
- * MaterializeSameReference
- *		Whether two externalReferences are the same string, byte for byte
- *		(as a deterministic collation's equality would say).
+ * MaterializeSameText
+ *		Whether two strings (externalReferences, topics) are the same, byte
+ *		for byte (as a deterministic collation's equality would say).
  */
 static bool
-MaterializeSameReference(const text *a, const text *b)
+MaterializeSameText(const text *a, const text *b)
 {
 	return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
 		memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
@@ -1112,7 +1112,7 @@ BatchResolveNotInserted(Batch *batch)
 		if (stored[w] == NULL)
 			MaterializeNotStored(&item->event.order_id);
 		item->state = BATCH_DECIDED;
-		if (MaterializeSameReference(stored[w], item->event.external_reference))
+		if (MaterializeSameText(stored[w], item->event.external_reference))
 			item->outcome = RO_OUTCOME_DUPLICATE;
 		else
 		{
@@ -1360,15 +1360,9 @@ BatchLastOfPartitionsSorted(Batch *batch, int *last)
 static bool
 BatchSamePartition(const Batch *batch, int x, int y)
 {
-	text	   *tx;
-	text	   *ty;
-
-	if (DatumGetInt32(batch->partitions[x]) != DatumGetInt32(batch->partitions[y]))
-		return false;
-	tx = DatumGetTextPP(batch->topics[x]);
-	ty = DatumGetTextPP(batch->topics[y]);
-	return VARSIZE_ANY_EXHDR(tx) == VARSIZE_ANY_EXHDR(ty) &&
-		memcmp(VARDATA_ANY(tx), VARDATA_ANY(ty), VARSIZE_ANY_EXHDR(tx)) == 0;
+	return DatumGetInt32(batch->partitions[x]) == DatumGetInt32(batch->partitions[y]) &&
+		MaterializeSameText(DatumGetTextPP(batch->topics[x]),
+							DatumGetTextPP(batch->topics[y]));
 }
 
 /*
