@@ -19,6 +19,19 @@ SELECT plan(9);
 
 SET LOCAL client_min_messages = error;
 
+-- values[i] as element i of one batch of topic t, partition 0, offset i
+CREATE FUNCTION pg_temp.run_batch(t text, vals text[])
+RETURNS TABLE ("position" integer, order_id uuid, outcome text, sqlstate text, message text)
+LANGUAGE sql AS $$
+	SELECT r."position", r.order_id, r.outcome::text, r.sqlstate, r.message
+	  FROM received_orders.materialize_orders('g10',
+			(SELECT array_agg(convert_to(v, 'UTF8') ORDER BY i) FROM unnest(vals) WITH ORDINALITY AS u (v, i)),
+			array_fill(t, ARRAY[cardinality(vals)]),
+			array_fill(0, ARRAY[cardinality(vals)]),
+			(SELECT array_agg(i) FROM generate_series(1::bigint, cardinality(vals)) AS i),
+			NULL) AS r
+$$;
+
 -- the valid values: %s is the order's id
 CREATE TEMP TABLE valid_values (n integer PRIMARY KEY, template text) ON COMMIT DROP;
 INSERT INTO valid_values VALUES
@@ -38,15 +51,10 @@ INSERT INTO valid_values VALUES
 	(14, '{"orderId":"%s","externalReference":"E-14","n":-12.340,"m":0.0}');
 
 CREATE TEMP TABLE valid_got ON COMMIT DROP AS
-SELECT v.n, v.value, r.outcome::text AS outcome, r.order_id
-  FROM (SELECT n, format(template, md5('event_parse ' || n)::uuid) AS value
-          FROM valid_values) AS v
-  JOIN (SELECT * FROM received_orders.materialize_orders('g10',
-			(SELECT array_agg(convert_to(format(template, md5('event_parse ' || n)::uuid), 'UTF8') ORDER BY n) FROM valid_values),
-			(SELECT array_agg('t10'::text) FROM valid_values),
-			(SELECT array_agg(0) FROM valid_values),
-			(SELECT array_agg(n::bigint ORDER BY n) FROM valid_values),
-			NULL)) AS r ON r.position = v.n;
+WITH v AS (SELECT n, format(template, md5('event_parse ' || n)::uuid) AS value FROM valid_values)
+SELECT v.n, v.value, r.outcome, r.order_id
+  FROM v JOIN pg_temp.run_batch('t10', (SELECT array_agg(value ORDER BY n) FROM v)) AS r
+    ON r.position = v.n;
 
 SELECT is((SELECT count(*) FROM valid_got WHERE outcome = 'inserted'), 14::bigint,
 	'every valid value is inserted');
@@ -99,14 +107,10 @@ INSERT INTO invalid_values VALUES
 	(20, '{orderId:"x"}');
 
 CREATE TEMP TABLE invalid_got ON COMMIT DROP AS
-SELECT i.n, i.value, r.outcome::text AS outcome, r.sqlstate, r.message
+SELECT i.n, i.value, r.outcome, r.sqlstate, r.message
   FROM invalid_values i
-  JOIN (SELECT * FROM received_orders.materialize_orders('g10',
-			(SELECT array_agg(convert_to(value, 'UTF8') ORDER BY n) FROM invalid_values),
-			(SELECT array_agg('t10i'::text) FROM invalid_values),
-			(SELECT array_agg(0) FROM invalid_values),
-			(SELECT array_agg(n::bigint ORDER BY n) FROM invalid_values),
-			NULL)) AS r ON r.position = i.n;
+  JOIN pg_temp.run_batch('t10i', (SELECT array_agg(value ORDER BY n) FROM invalid_values)) AS r
+    ON r.position = i.n;
 
 SELECT is((SELECT count(*) FROM invalid_values WHERE pg_temp.jsonb_detail(value) IS NULL), 0::bigint,
 	'jsonb_in refuses every invalid value of the test');
@@ -129,14 +133,10 @@ INSERT INTO deep_values VALUES
 			   md5('event_parse deep 3')::uuid, repeat('{"a":', 513), repeat('}', 512)));
 
 CREATE TEMP TABLE deep_got ON COMMIT DROP AS
-SELECT d.n, d.value, r.outcome::text AS outcome, r.sqlstate, r.message
+SELECT d.n, d.value, r.outcome, r.sqlstate, r.message
   FROM deep_values d
-  JOIN (SELECT * FROM received_orders.materialize_orders('g10',
-			(SELECT array_agg(convert_to(value, 'UTF8') ORDER BY n) FROM deep_values),
-			(SELECT array_agg('t10d'::text) FROM deep_values),
-			(SELECT array_agg(0) FROM deep_values),
-			(SELECT array_agg(n::bigint ORDER BY n) FROM deep_values),
-			NULL)) AS r ON r.position = d.n;
+  JOIN pg_temp.run_batch('t10d', (SELECT array_agg(value ORDER BY n) FROM deep_values)) AS r
+    ON r.position = d.n;
 
 SELECT is((SELECT outcome FROM deep_got WHERE n = 1), 'inserted',
 	'a plain value nested 512 levels deep is inserted');
