@@ -224,7 +224,7 @@ insecure_functions() {
 		ORDER BY 1"
 }
 
-tap_plan 28
+tap_plan 31
 
 pg_ensure_cluster >&2
 # roles are the cluster's: dropped after the databases holding their grants
@@ -383,5 +383,19 @@ else
 		tap_ok 0 "# SKIP $desc: default_version $DEFAULT predates $POSITIONS"
 	done
 fi
+
+# The documented way to raise the event size limit (README, docs/operations.md):
+# PostgreSQL 15's ALTER SYSTEM knows an extension's setting only once the
+# library is loaded in the session, hence the LOAD first.
+ro_on_exit "psql -X -q -d postgres -c \"LOAD 'received_orders'\" -c 'ALTER SYSTEM RESET received_orders.max_event_bytes' -c 'SELECT pg_reload_conf()' >/dev/null 2>&1"
+tap_cmd "LOAD 'received_orders', then ALTER SYSTEM SET received_orders.max_event_bytes and a reload, succeed" \
+	psql -X -q -v ON_ERROR_STOP=1 -d "$OLD" -c "LOAD 'received_orders'" \
+	-c "ALTER SYSTEM SET received_orders.max_event_bytes = '4MB'" -c "SELECT pg_reload_conf()"
+tap_is "$(pg_query "$OLD" "SELECT pg_sleep(0.2); SELECT count(*) FROM received_orders.received_orders;
+		SELECT current_setting('received_orders.max_event_bytes')" | tail -n 1)" "4MB" \
+	"a new session runs with the raised received_orders.max_event_bytes"
+tap_cmd "ALTER SYSTEM RESET received_orders.max_event_bytes (after LOAD) and a reload succeed" \
+	psql -X -q -v ON_ERROR_STOP=1 -d "$OLD" -c "LOAD 'received_orders'" \
+	-c "ALTER SYSTEM RESET received_orders.max_event_bytes" -c "SELECT pg_reload_conf()"
 
 tap_done
