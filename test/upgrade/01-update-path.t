@@ -392,11 +392,11 @@ tap_cmd "LOAD 'received_orders', then ALTER SYSTEM SET received_orders.max_event
 	psql -X -q -v ON_ERROR_STOP=1 -d "$OLD" -c "LOAD 'received_orders'" \
 	-c "ALTER SYSTEM SET received_orders.max_event_bytes = '4MB'" -c "SELECT pg_reload_conf()"
 # the postmaster rereads the configuration asynchronously: new sessions, up to 5 s
-for _ in $(seq 50); do
+limit_raised() {
 	LIMIT=$(pg_query "$OLD" "SELECT current_setting('received_orders.max_event_bytes')")
-	[[ $LIMIT == 4MB ]] && break
-	sleep 0.1
-done
+	[[ $LIMIT == 4MB ]]
+}
+ro_wait_until 5 limit_raised || true
 tap_is "$LIMIT" "4MB" "a new session runs with the raised received_orders.max_event_bytes"
 tap_cmd "ALTER SYSTEM RESET received_orders.max_event_bytes (after LOAD) and a reload succeed" \
 	psql -X -q -v ON_ERROR_STOP=1 -d "$OLD" -c "LOAD 'received_orders'" \
