@@ -14,8 +14,8 @@ SELECT plan(69);
 SELECT has_extension('received_orders', 'extension received_orders is installed');
 SELECT is(
 	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
-	'1.1',
-	'extension version is 1.1');
+	'1.2',
+	'extension version is 1.2');
 SELECT is(
 	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
 	(SELECT default_version FROM pg_catalog.pg_available_extensions WHERE name = 'received_orders'),
