@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 #include "feeder.h"
@@ -320,6 +321,11 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 		case OPT_GROUP:
 			if (*value == '\0')
 				return config_error(err, errlen, "%s: empty group id", where);
+			if (strlen(value) > CONFIG_MAX_GROUP_BYTES)
+				return config_error(err, errlen,
+									"%s: the group id is %zu bytes long; at most %d are allowed (the database keeps consumer groups of at most %d bytes)",
+									where, strlen(value), CONFIG_MAX_GROUP_BYTES,
+									CONFIG_MAX_GROUP_BYTES);
 			config_set_string(&cfg->group, value);
 			break;
 		case OPT_DSN:
@@ -450,15 +456,22 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
  *		Why a librdkafka property may not take this value, or NULL when it
  *		may.  auto.offset.reset to the end would start every partition the
  *		group has no offset for (a new partition, a new group) after the
- *		messages already in it: they would never be materialized.
+ *		messages already in it: they would never be materialized.  Every
+ *		spelling librdkafka takes for the end is refused here (any case,
+ *		leading blanks, the topic. prefix), with the file or flag named;
+ *		kafka_build_conf checks the value librdkafka finally holds.
  */
 static const char *
 config_refused_value(const char *key, const char *value)
 {
+	if (strncmp(key, "topic.", 6) == 0)
+		key += 6;				/* librdkafka's default topic configuration */
+	while (*value == ' ' || *value == '\t')
+		value++;				/* librdkafka skips leading blanks */
 	if (strcmp(key, "auto.offset.reset") == 0 &&
-		(strcmp(value, "latest") == 0 || strcmp(value, "largest") == 0 ||
-		 strcmp(value, "end") == 0))
-		return "it would skip the messages already in a partition the group has no offset for, which would then never be materialized; use earliest (the default) or error";
+		(strcasecmp(value, "latest") == 0 || strcasecmp(value, "largest") == 0 ||
+		 strcasecmp(value, "end") == 0))
+		return CONFIG_OFFSET_RESET_REFUSED;
 	return NULL;
 }
 
@@ -878,7 +891,8 @@ config_usage(FILE *out)
 		  "Options:\n"
 		  "  --brokers LIST          Kafka bootstrap brokers, HOST:PORT[,...]   [$FEEDER_BROKERS]\n"
 		  "  --topic NAME            topic to consume; repeatable, or NAME,NAME  [$FEEDER_TOPIC]\n"
-		  "  --group ID              consumer group (default received-orders-feeder) [$FEEDER_GROUP]\n"
+		  "  --group ID              consumer group, at most 255 bytes\n"
+		  "                          (default received-orders-feeder) [$FEEDER_GROUP]\n"
 		  "  --dsn CONNINFO          libpq conninfo or postgresql:// URI; PG* variables and\n"
 		  "                          .pgpass apply as in psql (default: empty)   [$FEEDER_DSN]\n"
 		  "  --batch-size N          messages per transaction, 1..100000 (default 5000)\n"
@@ -928,7 +942,8 @@ config_usage(FILE *out)
 		  "                          (pinned by the delivery contract), group.id (--group),\n"
 		  "                          bootstrap.servers, metadata.broker.list (--brokers).\n"
 		  "                          auto.offset.reset defaults to earliest; latest (largest,\n"
-		  "                          end) is refused: it would skip messages.\n"
+		  "                          end; any case; topic.auto.offset.reset too) is refused:\n"
+		  "                          it would skip messages.\n"
 		  "  -F FILE                 read settings from FILE: KEY=VALUE lines, # comments;\n"
 		  "                          KEY is a long option name above (without --) or a\n"
 		  "                          librdkafka property. Command line > file > environment.\n"

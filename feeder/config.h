@@ -98,6 +98,10 @@ typedef enum config_result
 } config_result;
 
 /* Environment variables used as fallbacks. */
+/* Why auto.offset.reset may not point at the end of a partition. */
+#define CONFIG_OFFSET_RESET_REFUSED \
+	"it would skip the messages already in a partition the group has no offset for, which would then never be materialized; use earliest (the default) or error"
+
 #define CONFIG_ENV_BROKERS	"FEEDER_BROKERS"
 #define CONFIG_ENV_TOPIC	"FEEDER_TOPIC"
 #define CONFIG_ENV_GROUP	"FEEDER_GROUP"
@@ -109,6 +113,8 @@ typedef enum config_result
 #define CONFIG_ENV_TYPE_HEADER	"FEEDER_TYPE_HEADER"
 
 #define CONFIG_DEFAULT_GROUP		"received-orders-feeder"
+/* The longest consumer group the database keeps (RO_MAX_GROUP_BYTES). */
+#define CONFIG_MAX_GROUP_BYTES		255
 #define CONFIG_DEFAULT_BATCH_SIZE	5000
 #define CONFIG_DEFAULT_BATCH_WAIT	0
 #define CONFIG_DEFAULT_DB_SESSIONS	2

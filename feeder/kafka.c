@@ -360,6 +360,29 @@ kafka_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 }
 
 /*
+ * kafka_offset_reset_safe
+ *		Whether the auto.offset.reset librdkafka finally holds starts a
+ *		partition without a committed offset at its beginning: the value as
+ *		librdkafka understood it, whatever spelling or property name gave
+ *		it (config_refused_value names the usual ones earlier, with the
+ *		file or flag).  False with the reason in err otherwise.
+ */
+static int
+kafka_offset_reset_safe(rd_kafka_conf_t *conf, char *err, size_t errlen)
+{
+	char		value[64];
+	size_t		size = sizeof(value);
+
+	if (rd_kafka_conf_get(conf, "auto.offset.reset", value, &size) != RD_KAFKA_CONF_OK)
+		return 1;
+	if (strcmp(value, "largest") != 0)
+		return 1;
+	snprintf(err, errlen, "auto.offset.reset is set to the end of the partition (%s): %s",
+			 value, CONFIG_OFFSET_RESET_REFUSED);
+	return 0;
+}
+
+/*
  * kafka_build_conf
  *		librdkafka configuration: our settings, then the user's properties
  *		(file first, then -X), then the pinned ones again.  With metrics on,
@@ -408,6 +431,11 @@ kafka_build_conf(const feeder_config *cfg, char *err, size_t errlen)
 	for (i = 0; i < (int) (sizeof(pinned) / sizeof(pinned[0])); i++)
 		SET(pinned[i][0], pinned[i][1]);
 #undef SET
+	if (!kafka_offset_reset_safe(conf, err, errlen))
+	{
+		rd_kafka_conf_destroy(conf);
+		return NULL;
+	}
 	return conf;
 }
 

@@ -252,7 +252,8 @@ test_offset_reset_latest_refused(void **state)
 {
 	feeder_config cfg;
 	char		err[512];
-	const char *const refused[] = {"latest", "largest", "end"};
+	const char *const refused[] = {"latest", "largest", "end", "LATEST", "Largest",
+	" latest", "\tEnd"};
 	const char *const allowed[] = {"earliest", "smallest", "beginning", "error"};
 	char		prop[64];
 	char	   *path;
@@ -275,12 +276,63 @@ test_offset_reset_latest_refused(void **state)
 						 CONFIG_OK);
 		config_free(&cfg);
 	}
+	/* the default topic configuration's name for it (issue 24) */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "-X", "topic.auto.offset.reset=latest"),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, "topic.auto.offset.reset"));
+	assert_non_null(strstr(err, "skip"));
+	config_free(&cfg);
 	path = write_file("auto.offset.reset=latest\n");
 	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path),
 					 CONFIG_ERROR);
 	assert_non_null(strstr(err, path));
 	config_free(&cfg);
 	unlink(path);
+}
+
+/*
+ * A group id longer than the database keeps (255 bytes) is refused at start,
+ * from the command line, a -F file or FEEDER_GROUP (issue 24: it passed and
+ * every batch failed for ever); 255 bytes pass.
+ */
+static void
+test_group_too_long(void **state)
+{
+	feeder_config cfg;
+	char		err[512];
+	char		group[300];
+	char		line[320];
+	char	   *path;
+
+	(void) state;
+	memset(group, 'g', 256);
+	group[256] = '\0';
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--group", group),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, "256 bytes"));
+	assert_non_null(strstr(err, "at most 255"));
+	config_free(&cfg);
+
+	snprintf(line, sizeof(line), "group=%s\n", group);
+	path = write_file(line);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, path));
+	config_free(&cfg);
+	unlink(path);
+
+	setenv(CONFIG_ENV_GROUP, group, 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_ERROR);
+	assert_non_null(strstr(err, CONFIG_ENV_GROUP));
+	config_free(&cfg);
+	unsetenv(CONFIG_ENV_GROUP);
+
+	group[255] = '\0';
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--group", group),
+					 CONFIG_OK);
+	assert_int_equal(strlen(cfg.group), 255);
+	config_free(&cfg);
 }
 
 /* A -F file: options, librdkafka properties, comments, blanks. */
@@ -636,6 +688,7 @@ main(void)
 		cmocka_unit_test_setup(test_help_version, clear_env),
 		cmocka_unit_test_setup(test_property_refusal, clear_env),
 		cmocka_unit_test_setup(test_offset_reset_latest_refused, clear_env),
+		cmocka_unit_test_setup(test_group_too_long, clear_env),
 		cmocka_unit_test_setup(test_file, clear_env),
 		cmocka_unit_test_setup(test_file_precedence, clear_env),
 		cmocka_unit_test_setup(test_file_errors, clear_env),

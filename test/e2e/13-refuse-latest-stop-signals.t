@@ -5,7 +5,10 @@
 # the messages already in a partition the group had no offset for.  Every
 # spelling that means "the end" (latest, largest, end), on the command line
 # or in a -F file, must end the feeder with exit status 2 and a reason that
-# names the property and why; earliest stays accepted.
+# names the property and why; earliest stays accepted.  Issue 24: any case
+# (LATEST, Largest) and the default topic configuration's name
+# (topic.auto.offset.reset) are refused too, and so is a --group longer
+# than the database keeps (255 bytes), which used to fail every batch.
 #
 # Defect 8: SIGHUP (and SIGUSR1, SIGUSR2, SIGALRM) ended the feeder by their
 # default action, without its orderly shutdown.  Each must stop it as
@@ -28,7 +31,7 @@ PARTITIONS=3
 PER_PARTITION=1500
 SIGNALS=(SIGHUP SIGUSR1 SIGUSR2 SIGALRM)
 FEEDER_ARGS=(--batch-size 5 --batch-wait-ms 20 -X auto.commit.interval.ms=600000)
-plan $((3 * 2 + 3 + ${#SIGNALS[@]} * 7))
+plan $((5 * 2 + 2 + 2 + 3 + ${#SIGNALS[@]} * 7))
 
 # exits_with NAME SECONDS WANT — the feeder exits on its own within SECONDS
 # with status WANT (call it in the suite's shell: it reaps the process)
@@ -77,13 +80,26 @@ flush || bail "kcat could not produce"
 total=$(expected_rows | wc -l)
 
 # --- defect 7: every spelling of "the end" is refused at once, exit 2
-for value in latest largest end; do
+for value in latest largest end LATEST Largest; do
 	feeder_start "reset-$value" "$E2E_TOPIC" "e2e-13-reset-$value" -X auto.offset.reset="$value"
 	exits_with "reset-$value" 10 2
 	tap_ok $? "-X auto.offset.reset=$value: the feeder exits 2 at once"
 	check "-X auto.offset.reset=$value: the reason names the property, the value and why" \
 		grep -Eq "auto\.offset\.reset=$value.*(skip|never)" "$E2E_TMP/reset-$value.log"
 done
+# issue 24: librdkafka also takes the default topic configuration's name
+feeder_start reset-topic "$E2E_TOPIC" e2e-13-reset-topic -X topic.auto.offset.reset=latest
+exits_with reset-topic 10 2
+tap_ok $? "-X topic.auto.offset.reset=latest: the feeder exits 2 at once"
+check "-X topic.auto.offset.reset=latest: the reason names the property and why" \
+	grep -Eq "topic\.auto\.offset\.reset=latest.*(skip|never)" "$E2E_TMP/reset-topic.log"
+# issue 24: a group the database cannot keep failed every batch for ever
+long_group=$(printf 'g%.0s' {1..256})
+feeder_start group-too-long "$E2E_TOPIC" "$long_group"
+exits_with group-too-long 10 2
+tap_ok $? "--group of 256 bytes: the feeder exits 2 at once"
+check "--group of 256 bytes: the reason gives the length and the limit" \
+	grep -Eq "256 bytes long; at most 255" "$E2E_TMP/group-too-long.log"
 printf '# settings\nbatch-size=5\nauto.offset.reset=latest\n' >"$E2E_TMP/latest.conf"
 feeder_start reset-file "$E2E_TOPIC" e2e-13-reset-file -F "$E2E_TMP/latest.conf"
 exits_with reset-file 10 2
