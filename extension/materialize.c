@@ -744,7 +744,10 @@ BatchQuoteBytes(const char *data, int len)
  *		The headers that identified a quarantined element of the outbox
  *		form, as a JSON object (NULL if none): its type header and its
  *		content-type, each as text, or as "\x..." (bytea's hex form) when not
- *		valid UTF-8.
+ *		valid UTF-8.  Bounded like every stored field: a value longer than
+ *		RO_QUARANTINE_PREFIX_BYTES keeps its first bytes (whole characters)
+ *		and gains a member "NAME:bytes" with its length as received, so a
+ *		short message with huge headers cannot store megabytes of text.
  */
 static char *
 BatchHeadersJson(Batch *batch, int i)
@@ -775,21 +778,32 @@ BatchHeadersJson(Batch *batch, int i)
 		const char *data = VARDATA_ANY(value);
 		int			len = VARSIZE_ANY_EXHDR(value);
 
+		int			kept = Min(len, RO_QUARANTINE_PREFIX_BYTES);
+
 		if (k > 0)
 			appendStringInfoString(&buf, ", ");
 		escape_json(&buf, names[k]);
 		appendStringInfoString(&buf, ": ");
 		if (pg_verifymbstr(data, len, true))
-			escape_json(&buf, pnstrdup(data, len));
+		{
+			kept = pg_mbcliplen(data, len, kept);
+			escape_json(&buf, pnstrdup(data, kept));
+		}
 		else
 		{
 			StringInfoData hex;
 
 			initStringInfo(&hex);
 			appendStringInfoString(&hex, "\\x");
-			for (int b = 0; b < len; b++)
+			for (int b = 0; b < kept; b++)
 				appendStringInfo(&hex, "%02x", (unsigned char) data[b]);
 			escape_json(&buf, hex.data);
+		}
+		if (kept < len)
+		{
+			appendStringInfoString(&buf, ", ");
+			escape_json(&buf, psprintf("%s:bytes", names[k]));
+			appendStringInfo(&buf, ": %d", len);
 		}
 	}
 	appendStringInfoChar(&buf, '}');

@@ -13,7 +13,7 @@
 --   (content-type application/cloudevents+json, "data" or "data_base64").
 
 BEGIN;
-SELECT plan(62);
+SELECT plan(65);
 
 SET LOCAL client_min_messages = error;
 
@@ -337,6 +337,27 @@ SELECT throws_ok($$INSERT INTO received_orders.received_orders_quarantine
 		(kafka_topic, kafka_partition, kafka_offset, raw_value, outcome, sqlstate, reason, message_digest, kafka_headers)
 		VALUES ('x', 0, 0, '\x00', 'rejected', '22023', 'r', sha256('x'), '[1]')$$,
 	'23514', NULL, 'and headers only as an object');
+
+-- Headers are bounded like every stored field (issue 24: a 15-byte value
+-- with an 8 MB header stored 8 MB of header text): each value keeps its
+-- first 4096 bytes, whole characters, with its length as received.
+CREATE TEMP TABLE huge AS
+SELECT * FROM pg_temp.ob('debezium', 'OrderReceived', 'eventType', 'orders.huge',
+	ARRAY[pg_temp.b('not json at all'), pg_temp.b('not json either'), pg_temp.b('nor this')],
+	ARRAY[pg_temp.b('OrderReceived'), pg_temp.b('OrderReceived'), pg_temp.b('OrderReceived')],
+	ARRAY[pg_temp.b(repeat('é', 700000)), decode(repeat('ff', 1000000), 'hex'), pg_temp.b('application/json')]);
+SELECT is((SELECT string_agg(outcome, ' ' ORDER BY "position") FROM huge), 'rejected rejected rejected',
+	'three short values, two with huge headers: all rejected');
+SELECT is((SELECT max(octet_length(kafka_headers::text)) < 2 * 4096 + 200
+		FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'orders.huge'),
+	true, 'their stored headers are bounded (hex of 4096 bytes at most)');
+SELECT is((SELECT string_agg(jsonb_build_array(kafka_headers ->> 'eventType',
+			octet_length(kafka_headers ->> 'content-type'), kafka_headers -> 'content-type:bytes',
+			left(kafka_headers ->> 'content-type', 4))::text, ' ' ORDER BY kafka_offset)
+		FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'orders.huge'),
+	'["OrderReceived", 4096, 1400000, "éééé"] ["OrderReceived", 8194, 1000000, "\\xff"] ' ||
+	'["OrderReceived", 16, null, "appl"]',
+	'each keeps its first 4096 bytes (whole characters) and says how long it was; a short one is whole');
 
 SELECT * FROM finish();
 ROLLBACK;
