@@ -29,6 +29,7 @@
 #include "mb/pg_wchar.h"
 
 #include "received_orders.h"
+#include "../common/cloudevents_mode.h"
 
 /* Top-level members of an envelope we look for. */
 #define ENVELOPE_MAX_MEMBERS 4
@@ -115,23 +116,13 @@ RoEnvelopeName(RoEnvelope envelope)
 /*
  * RoEnvelopeIsStructured
  *		Whether a content-type header's value announces a CloudEvents
- *		structured-mode message (application/cloudevents, with a +format
- *		suffix and parameters or not; case-insensitive, as media types are).
+ *		structured-mode message: the rule the feeder applies too
+ *		(common/cloudevents_mode.h), so that both sides agree on every value.
  */
 bool
 RoEnvelopeIsStructured(const char *content_type, int len)
 {
-	static const char prefix[] = "application/cloudevents";
-	int			n = sizeof(prefix) - 1;
-
-	if (content_type == NULL)
-		return false;
-	while (len > 0 && (*content_type == ' ' || *content_type == '\t'))
-		content_type++, len--;
-	return len >= n &&
-		pg_strncasecmp(content_type, prefix, n) == 0 &&
-		(len == n || content_type[n] == '+' || content_type[n] == ';' ||
-		 content_type[n] == ' ');
+	return len >= 0 && ro_cloudevents_structured(content_type, (size_t) len);
 }
 
 /*

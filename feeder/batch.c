@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "batch.h"
+#include "../common/cloudevents_mode.h"
 
 /*
  * batch_init
@@ -463,18 +464,17 @@ queue_free(msg_queue *q, batch_release_fn release)
  *		type is selected and the message's type header names another, byte
  *		for byte (the database reports it skipped from its type alone, and
  *		the event never travels).  A CloudEvents structured-mode message
- *		carries its type inside the value: it is sent, the database decides.
+ *		carries its type inside the value: it is sent, the database decides;
+ *		structured mode is told by the rule the extension applies too
+ *		(common/cloudevents_mode.h).
  */
 int
 batch_sends_value(const char *envelope, const char *event_type, const batch_msg *m)
 {
-	static const char structured[] = "application/cloudevents";
-	size_t		n = sizeof(structured) - 1;
-
 	if (event_type == NULL || m->type == NULL)
 		return 1;
-	if (strcmp(envelope, "cloudevents") == 0 && m->content_type != NULL &&
-		m->content_type_len >= n && strncasecmp(m->content_type, structured, n) == 0)
+	if (strcmp(envelope, "cloudevents") == 0 &&
+		ro_cloudevents_structured(m->content_type, m->content_type_len))
 		return 1;
 	return m->type_len == strlen(event_type) &&
 		memcmp(m->type, event_type, m->type_len) == 0;

@@ -13,7 +13,7 @@
 --   (content-type application/cloudevents+json, "data" or "data_base64").
 
 BEGIN;
-SELECT plan(65);
+SELECT plan(67);
 
 SET LOCAL client_min_messages = error;
 
@@ -358,6 +358,34 @@ SELECT is((SELECT string_agg(jsonb_build_array(kafka_headers ->> 'eventType',
 	'["OrderReceived", 4096, 1400000, "éééé"] ["OrderReceived", 8194, 1000000, "\\xff"] ' ||
 	'["OrderReceived", 16, null, "appl"]',
 	'each keeps its first 4096 bytes (whole characters) and says how long it was; a short one is whole');
+
+-- One rule tells CloudEvents structured mode by its content-type, on both
+-- sides: the table of cases the feeder's unit test reads too (issue 24: the
+-- feeder skipped " application/cloudevents+json" by its ce_type header while
+-- the extension would have opened it as structured).  Each case: a
+-- structured envelope of the selected type, with a ce_type header naming
+-- another type; structured mode reads the type inside (inserted), binary
+-- mode takes the header's (skipped).
+\set ce_cases `cat "$RO_ROOT/test/cases/cloudevents-content-types.txt"`
+CREATE TEMP TABLE ce_cases AS
+SELECT row_number() OVER (ORDER BY l.n)::integer AS n, split_part(l.line, E'\t', 1) AS mode,
+	   replace(replace(substr(l.line, strpos(l.line, E'\t') + 1), '\t', E'\t'), '\s', ' ') AS content_type
+  FROM regexp_split_to_table(:'ce_cases', E'\n') WITH ORDINALITY AS l(line, n)
+ WHERE l.line !~ '^#' AND strpos(l.line, E'\t') > 0;
+CREATE TEMP TABLE ce_modes AS
+SELECT * FROM pg_temp.ob('cloudevents', 'com.example.OrderReceived', NULL, 'orders.ce-modes',
+	ARRAY(SELECT pg_temp.b(format('{"specversion":"1.0","type":"com.example.OrderReceived","source":"/o","id":"M-%s","data":%s}',
+			n, pg_temp.ev(format('5e5e5e5e-0000-4000-8000-%s', lpad(n::text, 12, '0')), 'M-' || n)))
+		FROM ce_cases ORDER BY n),
+	ARRAY(SELECT pg_temp.b('com.example.OrderPaid') FROM ce_cases ORDER BY n),
+	ARRAY(SELECT pg_temp.b(content_type) FROM ce_cases ORDER BY n));
+SELECT cmp_ok((SELECT count(*) FROM ce_cases JOIN ce_modes ON "position" = n), '>=', 10::bigint,
+	'the shared table of content-type cases is read, one result per case');
+SELECT is((SELECT string_agg(format('%L: %s, expected %s', content_type, outcome, mode), '; ')
+		FROM ce_cases JOIN ce_modes ON "position" = n
+		WHERE (mode = 'structured') IS DISTINCT FROM (outcome = 'inserted')
+		   OR mode NOT IN ('structured', 'binary')),
+	NULL, 'every content-type of the shared table opens in the mode the feeder expects');
 
 SELECT * FROM finish();
 ROLLBACK;
