@@ -44,7 +44,13 @@
 #include "feeder.h"
 #include "log.h"
 
-#define DB_STMT_NAME "ro_materialize_orders"
+/*
+ * The batch statement's name is this prefix and a digest of its text and
+ * parameter types (db_statement_name): behind a pooler in transaction mode
+ * a server session is shared by several clients, and a statement of the
+ * same name prepared there by another feeder is then the same statement.
+ */
+#define DB_STMT_PREFIX "ro_materialize_orders_"
 
 /*
  * The answer's order_id, only where the feeder logs it (a quarantined
@@ -95,6 +101,7 @@ struct db_conn
 	char	   *dsn;
 	char	   *group;			/* the consumer group, first parameter */
 	int			prepared;		/* ready: statement prepared (or not needed) */
+	char		stmt_name[64];	/* DB_STMT_PREFIX and the statement's digest */
 	int			unprepared;		/* a pooler lost it once: send it unprepared */
 	uint64_t	sessions;		/* connections made so far */
 	int			statement_timeout_ms;	/* defaults for a session without */
@@ -112,6 +119,33 @@ struct db_conn
 	PGresult   *last;			/* rows point into it */
 	feeder_stats *stats;
 };
+
+/*
+ * db_statement_name
+ *		The batch statement's name for this form: DB_STMT_PREFIX and the
+ *		64-bit FNV-1a digest of its text and parameter types, so that one
+ *		name always means one statement, whichever feeder (of whichever
+ *		version or form) prepared it on a server session a pooler shares.
+ */
+static void
+db_statement_name(db_conn *db)
+{
+	const char *sql = db->outbox ? DB_OUTBOX_STMT_SQL : DB_STMT_SQL;
+	const Oid  *types = db->outbox ? db_outbox_param_types : db_param_types;
+	int			ntypes = db->outbox ? DB_OUTBOX_NPARAMS : DB_NPARAMS;
+	uint64_t	h = UINT64_C(14695981039346656037);
+	const unsigned char *p;
+	int			i;
+
+	for (p = (const unsigned char *) sql; *p; p++)
+		h = (h ^ *p) * UINT64_C(1099511628211);
+	for (i = 0; i < ntypes; i++)
+		for (p = (const unsigned char *) &types[i];
+			 p < (const unsigned char *) &types[i] + sizeof(Oid); p++)
+			h = (h ^ *p) * UINT64_C(1099511628211);
+	snprintf(db->stmt_name, sizeof(db->stmt_name), "%s%016llx", DB_STMT_PREFIX,
+			 (unsigned long long) h);
+}
 
 /*
  * db_new
@@ -357,6 +391,35 @@ db_disconnect(db_conn *db)
 }
 
 /*
+ * db_result_sqlstate_is
+ *		Whether a failed result carries this SQLSTATE.
+ */
+static int
+db_result_sqlstate_is(const PGresult *res, const char *sqlstate)
+{
+	const char *s = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	return s != NULL && strcmp(s, sqlstate) == 0;
+}
+
+/*
+ * db_log_statement_shared
+ *		The batch statement was already prepared on this server session by
+ *		another client of a pooler: say so once per connection.
+ */
+static void
+db_log_statement_shared(const db_conn *db)
+{
+	log_line	line;
+
+	log_begin(&line, LOG_INFO, "statement_shared");
+	log_kv_str(&line, "sqlstate", "42P05");
+	log_kv_str(&line, "statement", db->stmt_name);
+	log_kv_str(&line, "reason", "a pooler in transaction mode shares this server session with another feeder, which prepared the same statement (same name, same text)");
+	log_end(&line);
+}
+
+/*
  * db_connect
  *		(Re)connect, check the privileges and prepare the batch statement.  The DSN is expanded by
  *		libpq (conninfo or URI); PG* variables and .pgpass fill the rest as
@@ -449,12 +512,22 @@ db_connect(db_conn *db, db_error *err)
 
 	if (!db->unprepared)
 	{
+		db_statement_name(db);
 		res = db->outbox ?
-			PQprepare(db->conn, DB_STMT_NAME, DB_OUTBOX_STMT_SQL, DB_OUTBOX_NPARAMS,
+			PQprepare(db->conn, db->stmt_name, DB_OUTBOX_STMT_SQL, DB_OUTBOX_NPARAMS,
 					  db_outbox_param_types) :
-			PQprepare(db->conn, DB_STMT_NAME, DB_STMT_SQL, DB_NPARAMS,
+			PQprepare(db->conn, db->stmt_name, DB_STMT_SQL, DB_NPARAMS,
 					  db_param_types);
-		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+
+		/*
+		 * 42P05: a pooler in transaction mode gave this PREPARE a server
+		 * session where another client (a feeder of the same form) had
+		 * already prepared it: by its name, the same statement, ready.
+		 */
+		if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+			db_result_sqlstate_is(res, "42P05"))
+			db_log_statement_shared(db);
+		else if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		{
 			db_fill_error(db->conn, res, "prepare", err);
 			PQclear(res);
@@ -687,7 +760,7 @@ db_send_pipeline(db_conn *db, const char *const *params, const int *lengths,
 						   db->outbox ? DB_OUTBOX_NPARAMS : DB_NPARAMS,
 						   db->outbox ? db_outbox_param_types : db_param_types,
 						   params, lengths, formats, 0) :
-		!PQsendQueryPrepared(db->conn, DB_STMT_NAME,
+		!PQsendQueryPrepared(db->conn, db->stmt_name,
 							 db->outbox ? DB_OUTBOX_NPARAMS : DB_NPARAMS,
 							 params, lengths, formats, 0))
 		return -1;

@@ -299,8 +299,10 @@ db_fatal_hint(const char *s)
 		return "install the extension in this database as a superuser: CREATE EXTENSION received_orders (or update it to this feeder's version: ALTER EXTENSION received_orders UPDATE)";
 	if (strcmp(s, "42501") == 0)
 		return "GRANT USAGE ON SCHEMA received_orders and EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]), received_orders.consumer_positions(text), received_orders.restart_position(text, text, integer, bigint, bigint) to the feeder's role (and CONNECT on the database)";
+	if (strcmp(s, "42P10") == 0)
+		return "INSERT ... ON CONFLICT found no unique constraint to use: a primary key or unique constraint of the extension's tables was dropped (received_orders.received_orders needs its primary key on order_id); compare the tables with a database where the extension was freshly created and restore the constraint";
 	if (strncmp(s, "42", 2) == 0)
-		return "the received_orders extension in this database does not match this feeder's version";
+		return "the database refused the feeder's statement: check that the extension's objects are as installed (\\dx+ received_orders in psql) and that its version (SELECT extversion FROM pg_extension WHERE extname = 'received_orders') is this feeder's (received-orders-feeder --version), else ALTER EXTENSION received_orders UPDATE";
 	if (strcmp(s, "09000") == 0)
 		return "a BEFORE INSERT trigger (or row level security) on received_orders.received_orders suppresses the insert of valid events: fix or drop it, then restart the feeder";
 	return "check the database configuration";

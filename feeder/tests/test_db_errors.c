@@ -53,6 +53,23 @@ test_fatal(void **state)
 	assert_non_null(strstr(db_fatal_hint("42883"), "CREATE EXTENSION"));
 	assert_non_null(strstr(db_fatal_hint("09000"), "trigger"));
 	assert_non_null(strstr(db_fatal_hint("3F000"), "CREATE EXTENSION"));
+
+	/*
+	 * A hint never names a cause that was not checked (issue 24: a dropped
+	 * primary key, 42P10, was blamed on the extension's version): 42P10
+	 * names the constraint ON CONFLICT needs; the other 42 errors say what
+	 * to check, not what happened.
+	 */
+	assert_int_equal(db_classify_sqlstate("42P10"), DB_ERR_FATAL);
+	assert_non_null(strstr(db_fatal_hint("42P10"), "primary key on order_id"));
+	for (i = 0; i < 4; i++)
+	{
+		const char *hint = db_fatal_hint((const char *[]) {"42P10", "42P01", "42703", "42601"}[i]);
+
+		assert_null(strstr(hint, "does not match"));
+	}
+	assert_non_null(strstr(db_fatal_hint("42P01"), "check that"));
+	assert_non_null(strstr(db_fatal_hint("42P01"), "extversion"));
 }
 
 /* Everything else is "other", including near misses of the lists. */

@@ -10,11 +10,12 @@
 # started by a shell is stopped by that PID when the shell exits (through
 # ro_on_exit); its directory is removed unless RO_KEEP_TMP=1.
 #
-#   pgb_start VAR MODE DB USER PASSWORD
+#   pgb_start VAR MODE DB USER PASSWORD [POOL_SIZE]
 #                       start a pgbouncer in pool_mode MODE (session,
 #                       transaction, statement) for database DB of the
 #                       current cluster (pg_use), with USER/PASSWORD as its
-#                       one client; store its directory in VAR.  Servers are
+#                       one client and at most POOL_SIZE (default 8) server
+#                       connections; store its directory in VAR.  Servers are
 #                       taken in turn (server_round_robin), so consecutive
 #                       transactions of one client land on different server
 #                       connections once the pool holds several
@@ -50,7 +51,7 @@ pgb__exec_as_owner() {
 
 # pgb_start — see the header; waits (20 s) until it accepts a login
 pgb_start() {
-	local var=$1 mode=$2 db=$3 user=$4 password=$5 dir port attempt pid i bin
+	local var=$1 mode=$2 db=$3 user=$4 password=$5 pool_size=${6:-8} dir port attempt pid i bin
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/ro-pgbouncer.XXXXXX") || return 1
 	chmod 755 "$dir"
 	printf -v "$var" '%s' "$dir"
@@ -77,7 +78,7 @@ pgb_start() {
 			admin_users = ro_pgb_admin
 			pool_mode = $mode
 			server_round_robin = 1
-			default_pool_size = 8
+			default_pool_size = $pool_size
 			max_client_conn = 50
 			logfile = $dir/log
 			pidfile = $dir/pgbouncer.pid
