@@ -281,7 +281,8 @@ COMMENT ON FUNCTION received_orders.forget_consumer_positions(text, text) IS
 -- value): a redelivery (same bytes, same coordinates) is still stored once,
 -- anything else gets its own row.  NULLS NOT DISTINCT: messages without
 -- coordinates (a call without them) are stored once per distinct bytes, not
--- once per call.
+-- once per call (the copies 1.0 stored per call are kept and numbered: see
+-- legacy_copy at the end of this script).
 --
 -- Storage is bounded: a key or value larger than received_orders.max_event_bytes
 -- is stored as its first 4096 bytes, with its length as received in
@@ -301,11 +302,11 @@ UPDATE received_orders.received_orders_quarantine q
            CASE WHEN q.raw_value IS NULL THEN '\x00'::bytea
                 ELSE '\x01'::bytea OPERATOR(pg_catalog.||) q.raw_value END);
 
+-- (The key itself, received_orders_quarantine_message_key, is added at the
+-- end of this script, once 1.0's copies of one message are numbered.)
 ALTER TABLE received_orders.received_orders_quarantine
 	ALTER COLUMN message_digest SET NOT NULL,
 	DROP CONSTRAINT received_orders_quarantine_coordinates_key,
-	ADD CONSTRAINT received_orders_quarantine_message_key
-		UNIQUE NULLS NOT DISTINCT (kafka_topic, kafka_partition, kafka_offset, message_digest),
 	ADD CONSTRAINT received_orders_quarantine_digest_check
 		CHECK (pg_catalog.length(message_digest) OPERATOR(pg_catalog.=) 32),
 	ADD CONSTRAINT received_orders_quarantine_lengths_check
@@ -370,3 +371,40 @@ REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], tex
 
 COMMENT ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[]) IS
 	'Materialize a batch of outbox messages of a consumer group: each value opened in its envelope (plain, debezium, cloudevents), only messages of event_type materialized (type from the header type_header, given as message_types, or the CloudEvents type attribute), others skipped; positions recorded as by the consumer group''s form';
+
+-- 1.0's copies of one message.  1.0's key on the coordinates had its NULLs
+-- distinct: a message quarantined without coordinates (materialize_orders
+-- called from SQL without them), or with some of them only (a NULL topic,
+-- partition or offset), got a row per call, and so did rows whose
+-- coordinates or raw_value a DBA edited.  Such rows have the same key and
+-- value at the same (incomplete) coordinates: under 1.1's key they are
+-- copies of one message, which the key cannot hold twice, and the update
+-- failed on them ("could not create unique index ... is duplicated"), so
+-- that such a database could not leave 1.0.  Every copy is kept, as it was:
+-- the first of each message (lowest id) stays as it is, the later ones are
+-- numbered legacy_copy 1, 2, ... in the order of their ids, and legacy_copy
+-- is part of the key.  No coordinate, value or digest is changed.  1.1's
+-- batches never set legacy_copy (NULL): a redelivery of such a message is
+-- found by the first row and stored no more, as any redelivery; every copy
+-- replays with replay_quarantined like any row.
+ALTER TABLE received_orders.received_orders_quarantine
+	ADD COLUMN legacy_copy integer,
+	ADD CONSTRAINT received_orders_quarantine_legacy_copy_check
+		CHECK (legacy_copy OPERATOR(pg_catalog.>) 0);
+
+UPDATE received_orders.received_orders_quarantine q
+   SET legacy_copy = c.copy
+  FROM (SELECT r.id,
+               pg_catalog.row_number() OVER (PARTITION BY r.kafka_topic, r.kafka_partition,
+                                                          r.kafka_offset, r.message_digest
+                                             ORDER BY r.id) OPERATOR(pg_catalog.-) 1 AS copy
+          FROM received_orders.received_orders_quarantine r) c
+ WHERE q.id OPERATOR(pg_catalog.=) c.id
+   AND c.copy OPERATOR(pg_catalog.>) 0;
+
+ALTER TABLE received_orders.received_orders_quarantine
+	ADD CONSTRAINT received_orders_quarantine_message_key
+		UNIQUE NULLS NOT DISTINCT (kafka_topic, kafka_partition, kafka_offset, message_digest, legacy_copy);
+
+COMMENT ON COLUMN received_orders.received_orders_quarantine.legacy_copy IS
+	'NULL, except on the later copies of a message 1.0 quarantined more than once at the same incomplete coordinates (no topic, partition or offset): 1, 2, ... in the order of their ids, numbered by the update to 1.1 so that every copy is kept';

@@ -7,7 +7,7 @@
 -- Run by pg_prove in a database where pgtap and received_orders are created.
 
 BEGIN;
-SELECT plan(69);
+SELECT plan(71);
 
 -- Extension and schema ------------------------------------------------------
 
@@ -71,8 +71,8 @@ SELECT isnt(
 	NULL,
 	'quarantine.id is fed by an owned sequence (bigserial)');
 SELECT col_is_unique('received_orders', 'received_orders_quarantine',
-	ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset', 'message_digest']::name[],
-	'quarantine has a UNIQUE constraint on (kafka_topic, kafka_partition, kafka_offset, message_digest): one row per message, a redelivery once');
+	ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset', 'message_digest', 'legacy_copy']::name[],
+	'quarantine has a UNIQUE constraint on (kafka_topic, kafka_partition, kafka_offset, message_digest, legacy_copy): one row per message, a redelivery once, 1.0''s copies numbered');
 SELECT is(
 	(SELECT indnullsnotdistinct FROM pg_catalog.pg_index
 	  WHERE indexrelid = 'received_orders.received_orders_quarantine_message_key'::regclass),
@@ -81,6 +81,9 @@ SELECT col_type_is('received_orders', 'received_orders_quarantine', 'message_dig
 SELECT col_not_null('received_orders', 'received_orders_quarantine', 'message_digest', 'quarantine.message_digest is NOT NULL');
 SELECT col_type_is('received_orders', 'received_orders_quarantine', 'raw_value_bytes', 'integer', 'quarantine.raw_value_bytes is integer');
 SELECT col_type_is('received_orders', 'received_orders_quarantine', 'kafka_key_bytes', 'integer', 'quarantine.kafka_key_bytes is integer');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'legacy_copy', 'integer', 'quarantine.legacy_copy is integer');
+SELECT col_has_check('received_orders', 'received_orders_quarantine', 'legacy_copy',
+	'quarantine.legacy_copy has a CHECK constraint (1, 2, ...: the n-th copy 1.0 stored of a message; NULL otherwise)');
 
 -- Table received_orders_positions (1.1) -----------------------------------------
 

@@ -104,7 +104,8 @@ missing_objects() {
 			('received_orders_quarantine', 'raw_value_bytes', 'integer', false, '1.1'),
 			('received_orders_quarantine', 'message_digest', 'bytea', true, '1.1'),
 			('received_orders_quarantine', 'envelope', 'text', false, '1.1'),
-			('received_orders_quarantine', 'kafka_headers', 'jsonb', false, '1.1');
+			('received_orders_quarantine', 'kafka_headers', 'jsonb', false, '1.1'),
+			('received_orders_quarantine', 'legacy_copy', 'integer', false, '1.1');
 		CREATE TEMP VIEW want_defaults(tab, col, since) AS VALUES
 			('received_orders', 'received_at', '1.0'),
 			('received_orders_quarantine', 'quarantined_at', '1.0'),
@@ -115,7 +116,7 @@ missing_objects() {
 			('received_orders', 'primary key', ARRAY['order_id'], '1.0', NULL),
 			('received_orders_quarantine', 'primary key', ARRAY['id'], '1.0', NULL),
 			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset'], '1.0', '1.1'),
-			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset', 'message_digest'], '1.1', NULL),
+			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset', 'message_digest', 'legacy_copy'], '1.1', NULL),
 			('received_orders_positions', 'primary key', ARRAY['consumer_group', 'kafka_topic', 'kafka_partition'], '1.1', NULL);
 		CREATE TEMP VIEW want_checks(tab, name, since) AS VALUES
 			('received_orders_positions', 'received_orders_positions_group_check', '1.1'),
@@ -125,7 +126,8 @@ missing_objects() {
 			('received_orders_quarantine', 'received_orders_quarantine_digest_check', '1.1'),
 			('received_orders_quarantine', 'received_orders_quarantine_lengths_check', '1.1'),
 			('received_orders_quarantine', 'received_orders_quarantine_envelope_check', '1.1'),
-			('received_orders_quarantine', 'received_orders_quarantine_headers_check', '1.1');
+			('received_orders_quarantine', 'received_orders_quarantine_headers_check', '1.1'),
+			('received_orders_quarantine', 'received_orders_quarantine_legacy_copy_check', '1.1');
 		CREATE TEMP VIEW want_labels(label, ord, since) AS VALUES
 			('inserted', 1, '1.0'), ('duplicate', 2, '1.0'), ('conflict', 3, '1.0'), ('rejected', 4, '1.0'),
 			('skipped', 5, '1.1');
