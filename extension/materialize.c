@@ -19,7 +19,7 @@
  * fails: the error is pinned on its element, which is quarantined, at a cost
  * of about 2 log2(n) subtransactions per bad element rather than n.
  * Only errors an event's data can cause (classes 22 and 23, and 54 while
- * parsing) are pinned on an element; any other error, transient or
+ * parsing or when the call holds one event) are pinned on an element; any other error, transient or
  * systemic, fails the whole call, so that the caller retries and alerts
  * instead of quarantining every valid event.
  *
@@ -927,7 +927,9 @@ BatchTry(BatchStep step, Batch *batch, BatchItem *item)
 
 		if (!RoErrorIsEventCaused(edata->sqlerrcode,
 								  step == BatchParseItem ||
-								  step == BatchParseAndInsertAll))
+								  step == BatchParseAndInsertAll ||
+								  (step == BatchInsertRangeStep &&
+								   batch->ncandidates == 1)))
 			ReThrowError(edata);
 		if (item != NULL)
 			BatchReject(item, edata->sqlerrcode, edata->message,

@@ -85,8 +85,12 @@ RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome)
  * RoErrorIsEventCaused
  *		Whether an error can be pinned on the one element that raised it:
  *		only what an event's own data can cause, data exceptions (class 22)
- *		and integrity constraint violations (23), and, while parsing it,
- *		program limits (54: too deep, too large).  Anything else (a dropped
+ *		and integrity constraint violations (23), and program limits (54:
+ *		too deep, too large) where they can only be the event's: while
+ *		parsing it, or at its INSERT when it is the call's only event (a
+ *		DBA's index too small for one event's field raises 54000; within a
+ *		larger call a limit may be the batch's size, which the caller
+ *		answers by splitting the batch down to such a call).  Anything else (a dropped
  *		index, corruption, an internal error, a feature not supported, a
  *		trigger failing whatever the row) says nothing about the event:
  *		pinning it would quarantine every valid event while the table
@@ -94,11 +98,11 @@ RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome)
  *		caller retries and alerts.
  */
 bool
-RoErrorIsEventCaused(int sqlerrcode, bool parsing)
+RoErrorIsEventCaused(int sqlerrcode, bool limit_is_event)
 {
 	int			category = ERRCODE_TO_CATEGORY(sqlerrcode);
 
 	return category == ERRCODE_DATA_EXCEPTION ||
 		category == ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION ||
-		(parsing && category == ERRCODE_PROGRAM_LIMIT_EXCEEDED);
+		(limit_is_event && category == ERRCODE_PROGRAM_LIMIT_EXCEEDED);
 }

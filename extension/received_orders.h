@@ -95,7 +95,7 @@ typedef struct RoEnvelopeEvent
 extern int	RoMaxEventBytes;
 extern const char *RoOutcomeLabel(RoOutcome outcome);
 extern Datum RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome);
-extern bool RoErrorIsEventCaused(int sqlerrcode, bool parsing);
+extern bool RoErrorIsEventCaused(int sqlerrcode, bool limit_is_event);
 
 /* event.c */
 extern bool RoEventCheckRaw(const char *data, int len, RoEventError *err);

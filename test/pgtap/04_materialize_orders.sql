@@ -9,7 +9,7 @@
 -- a permanent 09000, not an endless 40001.
 
 BEGIN;
-SELECT plan(51);
+SELECT plan(56);
 
 -- Conflicts raise a WARNING each; expected here, so kept off the TAP output.
 SET LOCAL client_min_messages = error;
@@ -498,6 +498,50 @@ SELECT throws_ok(
 	'09000', NULL,
 	'and materialize_order with it');
 DROP TRIGGER ro_test_swallow ON received_orders.received_orders;
+
+-- A DBA's index too small for one event's field (issue 24): the INSERT of
+-- that event raises 54000 (index row size exceeds the btree maximum).
+-- Alone in its call, that can only be the event's: it is rejected and
+-- quarantined, the call succeeds, so the partition goes on.  Within a larger
+-- call a program limit may be the batch's size (a caller splits the batch:
+-- e2e 18), so the call fails and the caller splits down to the event alone.
+SET LOCAL received_orders.max_event_bytes = '1MB';
+CREATE INDEX ro_test_note_idx ON received_orders.received_orders ((payload ->> 'note'));
+CREATE FUNCTION pg_temp.noted(id text, ref text, note_bytes integer) RETURNS bytea
+LANGUAGE sql AS $$
+	SELECT convert_to(json_build_object('orderId', id, 'externalReference', ref,
+		'note', (SELECT string_agg(md5(ref || g::text), '') FROM generate_series(1, note_bytes / 32) AS g))::text, 'UTF8')
+$$;
+SELECT results_eq(
+	$$SELECT "position", outcome::text, sqlstate
+	    FROM received_orders.materialize_orders('g-index', ARRAY[pg_temp.noted('c0000000-0000-4000-8000-000000000970', 'ref-70', 8192)],
+	         ARRAY['index'], ARRAY[0], ARRAY[70::bigint])$$,
+	$$VALUES (1, 'rejected'::text, '54000'::text)$$,
+	'an event whose field overflows a DBA''s index, alone in its call: rejected with 54000, the call succeeds');
+SELECT is(
+	(SELECT outcome::text || ' ' || sqlstate || ' ' || (reason LIKE '%index row%')::text
+	   FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'index' AND kafka_offset = 70),
+	'rejected 54000 true',
+	'it is quarantined with the index''s error');
+SELECT is(
+	(SELECT next_offset FROM received_orders.received_orders_positions WHERE consumer_group = 'g-index' AND kafka_topic = 'index'),
+	71::bigint,
+	'and its offset counts: the partition goes on');
+SELECT throws_ok(
+	$$SELECT * FROM received_orders.materialize_orders('g-index', ARRAY[
+	         pg_temp.noted('c0000000-0000-4000-8000-000000000971', 'ref-71', 64),
+	         pg_temp.noted('c0000000-0000-4000-8000-000000000972', 'ref-72', 8192)],
+	         ARRAY['index', 'index'], ARRAY[0, 0], ARRAY[71::bigint, 72])$$,
+	'54000', NULL,
+	'with another event in the call, the limit may be the batch''s: the call fails for the caller to split');
+SELECT results_eq(
+	$$SELECT "position", outcome::text, sqlstate
+	    FROM received_orders.materialize_orders('g-index', ARRAY[pg_temp.noted('c0000000-0000-4000-8000-000000000971', 'ref-71', 64)],
+	         ARRAY['index'], ARRAY[0], ARRAY[71::bigint])$$,
+	$$VALUES (1, 'inserted'::text, NULL::text)$$,
+	'split down, the other event inserts alone');
+DROP INDEX received_orders.ro_test_note_idx;
+SET LOCAL received_orders.max_event_bytes = 600;
 
 SELECT * FROM finish();
 ROLLBACK;
