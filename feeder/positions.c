@@ -10,12 +10,19 @@
  *
  *	- On every assignment (positions_on_assign, called by the rebalance
  *	  callback), each new partition starts at the database's position when
- *	  it has one; else at its earliest offset when the database holds
- *	  positions of other partitions of the same topic for the group (the
- *	  database was restored from before this partition's first batch); else
- *	  at Kafka's committed offset, then auto.offset.reset.  When the
- *	  database cannot be asked, the partitions wait, paused, and
- *	  positions_reconcile starts them as soon as it can.
+ *	  it has one, else at its earliest offset (source=earliest
+ *	  reason=no_position), whatever the database holds of other partitions
+ *	  or topics.  Kafka's committed offset never starts a partition: a
+ *	  database restored from before a partition's or a topic's first batch
+ *	  has no position of it, while Kafka's committed offset acknowledges
+ *	  what the restore lost.  Reading from the earliest offset re-reads
+ *	  what the database may already hold, which the batch function absorbs
+ *	  as duplicates.  The one way to start from Kafka's committed offsets
+ *	  is to write them into the database first, explicitly: the one-shot
+ *	  received-orders-feeder --adopt-kafka-offsets (adopt.c), meant for the
+ *	  first start after the upgrade from 1.0.  When the database cannot be
+ *	  asked, the partitions wait, paused, and positions_reconcile starts
+ *	  them as soon as it can.
  *
  *	- On every new database session (a reconnect, a failover to another
  *	  host of a multi-host DSN), before the next batch: positions_reconcile
@@ -49,11 +56,12 @@
 typedef enum positions_source
 {
 	POSITIONS_FROM_DATABASE,
-	POSITIONS_FROM_EARLIEST,
-	POSITIONS_FROM_KAFKA
+	POSITIONS_FROM_EARLIEST,	/* the database has no position */
+	POSITIONS_FROM_LOSS			/* out of range, loss accepted */
 } positions_source;
 
-static const char *const positions_source_names[] = {"database", "earliest", "kafka"};
+static const char *const positions_source_names[] = {"database", "earliest", "earliest"};
+static const char *const positions_reason_names[] = {NULL, "no_position", "position_out_of_range"};
 
 /*
  * positions_find
@@ -70,21 +78,6 @@ positions_find(const db_position *positions, int n, const char *topic,
 			strcmp(positions[i].topic, topic) == 0)
 			return positions[i].next_offset;
 	return -1;
-}
-
-/*
- * positions_topic_known
- *		Whether the database holds a position of any partition of topic.
- */
-static int
-positions_topic_known(const db_position *positions, int n, const char *topic)
-{
-	int			i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(positions[i].topic, topic) == 0)
-			return 1;
-	return 0;
 }
 
 /*
@@ -162,10 +155,8 @@ positions_choose(feeder_app *app, db_conn *db, const db_position *positions, int
 
 	if (db_position < 0)
 	{
-		*source = positions_topic_known(positions, n, topic) ?
-			POSITIONS_FROM_EARLIEST : POSITIONS_FROM_KAFKA;
-		*offset = *source == POSITIONS_FROM_EARLIEST ?
-			RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_INVALID;
+		*source = POSITIONS_FROM_EARLIEST;
+		*offset = RD_KAFKA_OFFSET_BEGINNING;
 		return 0;
 	}
 	if (kafka_watermarks(app->kc, topic, partition, &low, &high) != 0)
@@ -174,7 +165,7 @@ positions_choose(feeder_app *app, db_conn *db, const db_position *positions, int
 	*offset = db_position;
 	if (db_position < low || db_position > high)
 	{
-		*source = POSITIONS_FROM_EARLIEST;
+		*source = POSITIONS_FROM_LOSS;
 		*offset = positions_out_of_range(app, db, topic, partition,
 										 db_position, low, high);
 	}
@@ -197,9 +188,10 @@ positions_log_start(const char *topic, int32_t partition, int64_t offset,
 	if (offset >= 0)
 		log_kv_int(&line, "offset", offset);
 	else
-		log_kv_str(&line, "offset", offset == RD_KAFKA_OFFSET_BEGINNING ?
-				   "earliest" : "committed");
+		log_kv_str(&line, "offset", "earliest");
 	log_kv_str(&line, "source", positions_source_names[source]);
+	if (positions_reason_names[source])
+		log_kv_str(&line, "reason", positions_reason_names[source]);
 	log_end(&line);
 }
 
