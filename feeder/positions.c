@@ -141,48 +141,53 @@ positions_out_of_range(feeder_app *app, db_conn *db, const char *topic,
 /*
  * positions_choose
  *		The start offset of one partition given the database's positions
- *		(see the file header); *source says how it was chosen.  -1 when the
- *		partition's offsets could not be asked of Kafka (retry later).
+ *		(see the file header); *source says how it was chosen, *low is the
+ *		partition's earliest offset.  -1 when the partition's offsets could
+ *		not be asked of Kafka (retry later).
  */
 static int
 positions_choose(feeder_app *app, db_conn *db, const db_position *positions, int n,
 				 const char *topic, int32_t partition, int64_t *offset,
-				 positions_source *source)
+				 positions_source *source, int64_t *low)
 {
 	int64_t		db_position = positions_find(positions, n, topic, partition);
-	int64_t		low,
-				high;
+	int64_t		high;
 
+	if (kafka_watermarks(app->kc, topic, partition, low, &high) != 0)
+		return -1;
 	if (db_position < 0)
 	{
 		*source = POSITIONS_FROM_EARLIEST;
 		*offset = RD_KAFKA_OFFSET_BEGINNING;
 		return 0;
 	}
-	if (kafka_watermarks(app->kc, topic, partition, &low, &high) != 0)
-		return -1;
 	*source = POSITIONS_FROM_DATABASE;
 	*offset = db_position;
-	if (db_position < low || db_position > high)
+	if (db_position < *low || db_position > high)
 	{
 		*source = POSITIONS_FROM_LOSS;
 		*offset = positions_out_of_range(app, db, topic, partition,
-										 db_position, low, high);
+										 db_position, *low, high);
 	}
 	return 0;
 }
 
 /*
  * positions_log_start
- *		One line per partition started: where, and why there.
+ *		One line per partition started: where, and why there.  A partition
+ *		without a position whose earliest offset (low) is above 0 lost its
+ *		beginning to retention, and nothing tells whether the database
+ *		holds those events (a restore older than the partition's first
+ *		batch, say): that is said, at warning level, not skipped silently.
  */
 static void
 positions_log_start(const char *topic, int32_t partition, int64_t offset,
-					positions_source source)
+					positions_source source, int64_t low)
 {
 	log_line	line;
+	int			unknown = source == POSITIONS_FROM_EARLIEST && low > 0;
 
-	log_begin(&line, LOG_INFO, "start_position");
+	log_begin(&line, unknown ? LOG_WARNING : LOG_INFO, "start_position");
 	log_kv_str(&line, "topic", topic);
 	log_kv_int(&line, "partition", partition);
 	if (offset >= 0)
@@ -192,6 +197,11 @@ positions_log_start(const char *topic, int32_t partition, int64_t offset,
 	log_kv_str(&line, "source", positions_source_names[source]);
 	if (positions_reason_names[source])
 		log_kv_str(&line, "reason", positions_reason_names[source]);
+	if (source == POSITIONS_FROM_EARLIEST)
+		log_kv_int(&line, "low", low);
+	if (unknown)
+		log_kv_str(&line, "warning",
+				   "the database has no position of this partition and Kafka no longer holds its offsets below low: events deleted by retention cannot be read again; check that the database holds them");
 	log_end(&line);
 }
 
@@ -272,16 +282,17 @@ positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts)
 	{
 		rd_kafka_topic_partition_t *p = &parts->elems[i];
 		positions_source source;
+		int64_t		low;
 
 		if (positions_choose(app, app->db, positions, n, p->topic, p->partition,
-							 &p->offset, &source) != 0 || app->positions_fatal)
+							 &p->offset, &source, &low) != 0 || app->positions_fatal)
 		{
 			db_free_positions(positions, n);
 			for (i = 0; i < parts->cnt; i++)
 				parts->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
 			return -1;
 		}
-		positions_log_start(p->topic, p->partition, p->offset, source);
+		positions_log_start(p->topic, p->partition, p->offset, source, low);
 	}
 	db_free_positions(positions, n);
 	return 0;
@@ -383,18 +394,19 @@ positions_reconcile(feeder_app *app, lane *l, db_error *err)
 
 		if (a->waiting_start)
 		{
-			int64_t		offset;
+			int64_t		offset,
+						low;
 			positions_source source;
 
 			if (positions_choose(app, l->db, positions, n, a->topic, a->partition,
-								 &offset, &source) != 0 ||
+								 &offset, &source, &low) != 0 ||
 				app->positions_fatal ||
 				kafka_start_partition(app->kc, a->topic, a->partition, offset) != 0)
 			{
 				failed = 1;
 				continue;
 			}
-			positions_log_start(a->topic, a->partition, offset, source);
+			positions_log_start(a->topic, a->partition, offset, source, low);
 		}
 		else if (a->db_next >= 0)
 		{
