@@ -64,6 +64,8 @@ extern int	positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts
 extern int	positions_needed(const feeder_app *app, const lane *l);
 extern db_error_class positions_reconcile(feeder_app *app, lane *l, db_error *err);
 
+extern int	adopt_kafka_offsets(const feeder_config *cfg, rd_kafka_conf_t *conf);
+
 extern void deliver_start(feeder_app *app, lane *l);
 extern void deliver_finish(feeder_app *app, lane *l);
 extern void deliver_abandon(feeder_app *app, lane *l);

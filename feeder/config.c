@@ -12,6 +12,10 @@
  * first, so that the command line wins; the few the delivery contract pins
  * are refused here with the reason.
  *
+ * --adopt-kafka-offsets is a command, not a setting: the command line
+ * only, never a -F key or an environment variable, so that a service's
+ * configuration cannot keep it on.
+ *
  * A password in a --dsn argument is overwritten in argv once copied
  * (log_redact_conninfo_inplace), so that ps and /proc/PID/cmdline show
  * password=*** instead; only the copy in the configuration keeps it.
@@ -598,6 +602,10 @@ config_load_file(feeder_config *cfg, const char *path, char *err, size_t errlen)
 		else if (strcmp(key, "X") == 0 || strcmp(key, "help") == 0 ||
 				 strcmp(key, "version") == 0 || strcmp(key, "config") == 0)
 			r = config_error(err, errlen, "%s: \"%s\" is not allowed in a file", where, key);
+		else if (strcmp(key, CONFIG_ADOPT_COMMAND) == 0)
+			r = config_error(err, errlen,
+							 "%s: \"%s\" is not allowed in a file: it is a one-shot command, given on the command line only, so that it cannot be left on",
+							 where, key);
 		else
 			r = config_add_prop(cfg, key, value, CONFIG_SRC_FILE, where, err, errlen);
 	}
@@ -757,6 +765,7 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"event-type", required_argument, NULL, OPT_EVENT_TYPE},
 		{"type-header", required_argument, NULL, OPT_TYPE_HEADER},
 		{"batch-max-bytes", required_argument, NULL, OPT_BATCH_MAX_BYTES},
+		{CONFIG_ADOPT_COMMAND, no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0}
@@ -780,6 +789,9 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 				break;
 			case 'V':
 				cfg->want_version = 1;
+				break;
+			case 'A':
+				cfg->adopt_kafka_offsets = 1;
 				break;
 			case 'X':
 				r = config_add_prop_arg(cfg, optarg, err, errlen);
@@ -883,6 +895,7 @@ config_usage(FILE *out)
 {
 	fputs(
 		  "Usage: " FEEDER_NAME " --brokers HOST:PORT[,...] --topic NAME [OPTION]...\n"
+		  "       " FEEDER_NAME " --adopt-kafka-offsets --brokers ... --topic ... [OPTION]...\n"
 		  "\n"
 		  "Consume OrderReceived events from Kafka and materialize them into PostgreSQL\n"
 		  "with received_orders.materialize_orders(), one transaction per batch. An\n"
@@ -950,6 +963,21 @@ config_usage(FILE *out)
 		  "  -h, --help              show this help and exit\n"
 		  "  -V, --version           show the version and exit\n"
 		  "\n"
+		  "Positions: each partition starts at the database's position; one the\n"
+		  "database has no position of starts at its earliest offset, never at Kafka's\n"
+		  "committed offset (log: event=start_position source=earliest reason=no_position).\n"
+		  "\n"
+		  "Command (the command line only, never in -F or the environment):\n"
+		  "  --adopt-kafka-offsets   with --brokers, --topic, --group, --dsn (and -X):\n"
+		  "                          write the group's committed offset in Kafka as the\n"
+		  "                          database's position of every partition of the topics\n"
+		  "                          that has none (adopt_consumer_position; existing\n"
+		  "                          positions are kept), log each partition\n"
+		  "                          (event=position_adopted, position_kept,\n"
+		  "                          position_none) and exit.  Once, for the first start\n"
+		  "                          after the upgrade from 1.0, with the group's feeders\n"
+		  "                          stopped; joins no group\n"
+		  "\n"
 		  "Logs: key=value lines on stderr (ts, level, event, ...); passwords are redacted.\n"
 		  "SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM: finish the batch in flight,\n"
 		  "commit offsets, leave the group, exit 0; a second signal exits at once with\n"
@@ -958,6 +986,8 @@ config_usage(FILE *out)
 		  "Exit status: 0 clean shutdown, 1 runtime failure, 2 bad arguments,\n"
 		  "3 database configuration or permission error, 4 Kafka configuration or fatal\n"
 		  "error, 5 a database position outside its partition (events lost; see\n"
-		  "--accept-position-loss).\n",
+		  "--accept-position-loss).  --adopt-kafka-offsets: 0 done, 1 the database could\n"
+		  "not be reached or written, 2, 3 as above, 4 Kafka could not be read (nothing\n"
+		  "written).\n",
 		  out);
 }

@@ -87,12 +87,13 @@ typedef struct feeder_config
 	int			want_help;
 	int			want_version;
 	int			want_list_props;
+	int			adopt_kafka_offsets;	/* the one-shot command, argv only */
 	config_source source[OPT_COUNT];
 } feeder_config;
 
 typedef enum config_result
 {
-	CONFIG_OK,					/* run the feeder */
+	CONFIG_OK,					/* run the feeder (or the adoption) */
 	CONFIG_EXIT,				/* --help, --version or -X list: exit 0 */
 	CONFIG_ERROR				/* message in err: exit 2 */
 } config_result;
@@ -111,6 +112,9 @@ typedef enum config_result
 #define CONFIG_ENV_ENVELOPE	"FEEDER_ENVELOPE"
 #define CONFIG_ENV_EVENT_TYPE	"FEEDER_EVENT_TYPE"
 #define CONFIG_ENV_TYPE_HEADER	"FEEDER_TYPE_HEADER"
+
+/* The one-shot command that adopts Kafka's committed offsets (adopt.c). */
+#define CONFIG_ADOPT_COMMAND	"adopt-kafka-offsets"
 
 #define CONFIG_DEFAULT_GROUP		"received-orders-feeder"
 /* The longest consumer group the database keeps (RO_MAX_GROUP_BYTES). */

@@ -91,6 +91,9 @@ static const Oid db_outbox_param_types[] = {
 #define DB_RESTART_SQL \
 	"SELECT received_orders.restart_position($1, $2, $3::int4, $4::int8, $5::int8)"
 
+#define DB_ADOPT_SQL \
+	"SELECT received_orders.adopt_consumer_position($1, $2, $3::int4, $4::int8)"
+
 #define DB_POSITIONS_SQL \
 	"SELECT kafka_topic, kafka_partition, next_offset " \
 	"FROM received_orders.consumer_positions($1)"
@@ -109,6 +112,7 @@ struct db_conn
 	char		batch_statement_timeout[32];	/* what each batch sets */
 	char		batch_lock_timeout[32];
 	pgarray		arrays[DB_OUTBOX_NARRAYS];
+	int			adopt;			/* --adopt-kafka-offsets: no batches */
 	int			outbox;			/* the outbox form: the three below */
 	char	   *envelope;
 	char	   *event_type;		/* NULL: no type selection */
@@ -193,6 +197,19 @@ db_set_outbox(db_conn *db, const char *envelope, const char *event_type,
 		(type_header && db->type_header == NULL))
 		return -1;
 	return 0;
+}
+
+/*
+ * db_set_adopt
+ *		A session for --adopt-kafka-offsets: it reads and adopts positions
+ *		and runs no batch, so the privilege check asks for consumer_positions
+ *		and adopt_consumer_position only, and no batch statement is
+ *		prepared.  Before the first connection.
+ */
+void
+db_set_adopt(db_conn *db)
+{
+	db->adopt = 1;
 }
 
 /*
@@ -497,7 +514,8 @@ db_connect(db_conn *db, db_error *err)
 	PQsetErrorVerbosity(db->conn, PQERRORS_DEFAULT);
 	PQsetNoticeProcessor(db->conn, db_notice_processor, NULL);
 
-	if (db_check_privileges(db->conn, db->outbox ? DB_OUTBOX_SIGNATURE :
+	if (db_check_privileges(db->conn, db->adopt ? NULL :
+							db->outbox ? DB_OUTBOX_SIGNATURE :
 							DB_FUNCTION_SIGNATURE, err) != DB_ERR_NONE)
 	{
 		db_disconnect(db);
@@ -510,7 +528,7 @@ db_connect(db_conn *db, db_error *err)
 		return err->cls;
 	}
 
-	if (!db->unprepared)
+	if (!db->unprepared && !db->adopt)
 	{
 		db_statement_name(db);
 		res = db->outbox ?
@@ -1149,6 +1167,42 @@ db_restart_position(db_conn *db, const char *topic, int32_t partition,
 	res = PQexecParams(db->conn, DB_RESTART_SQL, 5, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		cls = db_fill_error(db->conn, res, "positions", err);
+	PQclear(res);
+	return cls;
+}
+
+/*
+ * db_adopt_position
+ *		Record next_offset as the group's position of one partition if the
+ *		database has none (adopt_consumer_position), in a transaction of its
+ *		own, on the current connection; *adopted says whether it did.
+ */
+db_error_class
+db_adopt_position(db_conn *db, const char *topic, int32_t partition,
+				  int64_t next_offset, int *adopted, db_error *err)
+{
+	char		part[16],
+				off[24];
+	const char *params[4] = {db->group, topic, part, off};
+	PGresult   *res;
+	db_error_class cls = DB_ERR_NONE;
+
+	memset(err, 0, sizeof(*err));
+	*adopted = 0;
+	if (!db_connected(db))
+	{
+		err->cls = DB_ERR_TRANSIENT;
+		err->step = "adopt";
+		db_copy_message(err, "no database connection");
+		return err->cls;
+	}
+	snprintf(part, sizeof(part), "%d", (int) partition);
+	snprintf(off, sizeof(off), "%lld", (long long) next_offset);
+	res = PQexecParams(db->conn, DB_ADOPT_SQL, 4, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		cls = db_fill_error(db->conn, res, "adopt", err);
+	else
+		*adopted = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	return cls;
 }

@@ -44,7 +44,8 @@ typedef struct db_error
 	char		message[1024];
 	char		hint[512];		/* what to fix; "" means db_fatal_hint() */
 	const char *step;			/* connect, privileges, prepare, begin,
-								 * execute, commit, check (db_check_idle) */
+								 * execute, commit, check (db_check_idle),
+								 * positions, adopt */
 } db_error;
 
 /* The database's position of one partition for the feeder's group. */
@@ -70,6 +71,10 @@ extern void db_free_positions(db_position *positions, int n);
 extern db_error_class db_restart_position(db_conn *db, const char *topic,
 										  int32_t partition, int64_t from_offset,
 										  int64_t to_offset, db_error *err);
+extern void db_set_adopt(db_conn *db);
+extern db_error_class db_adopt_position(db_conn *db, const char *topic,
+										int32_t partition, int64_t next_offset,
+										int *adopted, db_error *err);
 extern db_error_class db_connect(db_conn *db, db_error *err);
 extern db_error_class db_run_batch(db_conn *db, const batch *b,
 								   db_row **rows, int *nrows, db_error *err);

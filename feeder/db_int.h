@@ -22,6 +22,8 @@
 #define DB_POSITIONS_SIGNATURE "received_orders.consumer_positions(text)"
 #define DB_RESTART_SIGNATURE \
 	"received_orders.restart_position(text, text, integer, bigint, bigint)"
+#define DB_ADOPT_SIGNATURE \
+	"received_orders.adopt_consumer_position(text, text, integer, bigint)"
 #define DB_SCHEMA_NAME "received_orders"
 
 extern void db_copy_message(db_error *err, const char *msg);

@@ -5,8 +5,9 @@
  *	  extension's schema exists and is usable, and each function the feeder
  *	  calls (materialize_orders with a consumer group, or its outbox form
  *	  with --envelope or --event-type; consumer_positions,
- *	  restart_position) exists with the feeder's signature and may be
- *	  executed.
+ *	  restart_position; for --adopt-kafka-offsets consumer_positions and
+ *	  adopt_consumer_position instead) exists with the feeder's signature
+ *	  and may be executed.
  *
  * Without it, a missing EXECUTE privilege shows only when the first batch
  * runs, so a feeder started on an empty topic would look healthy for as
@@ -67,11 +68,13 @@ db_is_true(const PGresult *res, int col)
 
 /*
  * db_check_function
- *		The four questions for one function signature.
+ *		The four questions for one function signature; grants is the list
+ *		of signatures a hint's GRANT names, since the extension version
+ *		that has them all.
  */
 static db_error_class
-db_check_function(PGconn *conn, const char *signature, const char *batch,
-				  db_error *err)
+db_check_function(PGconn *conn, const char *signature, const char *grants,
+				  const char *since, db_error *err)
 {
 	const char *params[1] = {signature};
 	PGresult   *res = PQexecParams(conn, DB_PRIV_SQL, 1, NULL, params, NULL, NULL, 0);
@@ -99,23 +102,23 @@ db_check_function(PGconn *conn, const char *signature, const char *batch,
 		snprintf(msg, sizeof(msg), "permission denied for schema %s: role %s lacks USAGE",
 				 DB_SCHEMA_NAME, role);
 		snprintf(hint, sizeof(hint),
-				 "GRANT USAGE ON SCHEMA %s TO %s; and, unless granted already, GRANT EXECUTE ON FUNCTION %s, %s, %s TO %s",
-				 DB_SCHEMA_NAME, role, batch, DB_POSITIONS_SIGNATURE,
-				 DB_RESTART_SIGNATURE, role);
+				 "GRANT USAGE ON SCHEMA %s TO %s; and, unless granted already, GRANT EXECUTE ON FUNCTION %s TO %s",
+				 DB_SCHEMA_NAME, role, grants, role);
 		cls = db_privilege_fatal(err, "42501", msg, hint);
 	}
 	else if (!db_is_true(res, 3))
 	{
 		snprintf(msg, sizeof(msg), "function %s does not exist", signature);
-		cls = db_privilege_fatal(err, "42883", msg,
-								 "this feeder needs received_orders 1.1 or later: as a superuser, ALTER EXTENSION received_orders UPDATE (or CREATE EXTENSION received_orders)");
+		snprintf(hint, sizeof(hint),
+				 "this feeder needs received_orders %s or later: as a superuser, ALTER EXTENSION received_orders UPDATE (or CREATE EXTENSION received_orders)",
+				 since);
+		cls = db_privilege_fatal(err, "42883", msg, hint);
 	}
 	else if (!db_is_true(res, 4))
 	{
 		snprintf(msg, sizeof(msg), "permission denied for function %s: role %s lacks EXECUTE",
 				 signature, role);
-		snprintf(hint, sizeof(hint), "GRANT EXECUTE ON FUNCTION %s, %s, %s TO %s",
-				 batch, DB_POSITIONS_SIGNATURE, DB_RESTART_SIGNATURE, role);
+		snprintf(hint, sizeof(hint), "GRANT EXECUTE ON FUNCTION %s TO %s", grants, role);
 		cls = db_privilege_fatal(err, "42501", msg, hint);
 	}
 	PQclear(res);
@@ -124,24 +127,35 @@ db_check_function(PGconn *conn, const char *signature, const char *batch,
 
 /*
  * db_check_privileges
- *		Run the check for every function the feeder calls, on a fresh
- *		connection.  DB_ERR_NONE when the feeder has what it needs;
- *		DB_ERR_FATAL with err saying what is missing and the GRANT (or
- *		ALTER EXTENSION) that fixes it; the class of the query's own failure
- *		otherwise (a connection lost meanwhile is transient).
+ *		Run the check for every function the feeder calls (batch_signature
+ *		NULL: those --adopt-kafka-offsets calls), on a fresh connection.
+ *		DB_ERR_NONE when the role has what it needs; DB_ERR_FATAL with err
+ *		saying what is missing and the GRANT (or ALTER EXTENSION) that fixes
+ *		it; the class of the query's own failure otherwise (a connection
+ *		lost meanwhile is transient).
  */
 db_error_class
 db_check_privileges(PGconn *conn, const char *batch_signature, db_error *err)
 {
-	const char *const signatures[] = {
+	const char *feeder[] = {
 		batch_signature, DB_POSITIONS_SIGNATURE, DB_RESTART_SIGNATURE
 	};
-	size_t		i;
+	const char *adopt[] = {DB_POSITIONS_SIGNATURE, DB_ADOPT_SIGNATURE};
+	const char **signatures = batch_signature ? feeder : adopt;
+	size_t		n = batch_signature ? sizeof(feeder) / sizeof(feeder[0]) :
+		sizeof(adopt) / sizeof(adopt[0]);
+	char		grants[512] = "";
+	size_t		off = 0,
+				i;
 
-	for (i = 0; i < sizeof(signatures) / sizeof(signatures[0]); i++)
+	for (i = 0; i < n && off < sizeof(grants); i++)
+		off += (size_t) snprintf(grants + off, sizeof(grants) - off, "%s%s",
+								 i ? ", " : "", signatures[i]);
+	for (i = 0; i < n; i++)
 	{
-		db_error_class cls = db_check_function(conn, signatures[i],
-											   batch_signature, err);
+		db_error_class cls = db_check_function(conn, signatures[i], grants,
+											   batch_signature ? "1.1" : "1.2",
+											   err);
 
 		if (cls != DB_ERR_NONE)
 			return cls;

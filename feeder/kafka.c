@@ -293,7 +293,7 @@ kafka_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
  *		librdkafka's own log lines, re-emitted in our format (from its
  *		threads: log_end writes a line atomically).
  */
-static void
+void
 kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
 	log_line	line;

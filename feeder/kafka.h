@@ -22,11 +22,10 @@ typedef struct kafka_consumer kafka_consumer;
 
 /*
  * Chooses the start offsets of newly assigned partitions, inside the
- * rebalance callback, by setting parts->elems[i].offset (a real offset,
- * RD_KAFKA_OFFSET_BEGINNING, or RD_KAFKA_OFFSET_INVALID for the committed
- * offset).  Returns 0 when every partition's start is decided, -1 when none
- * could be (the database is unreachable): they are then assigned paused,
- * waiting for kafka_start_partition.
+ * rebalance callback, by setting parts->elems[i].offset (a real offset or
+ * RD_KAFKA_OFFSET_BEGINNING).  Returns 0 when every partition's start is
+ * decided, -1 when none could be (the database is unreachable): they are
+ * then assigned paused, waiting for kafka_start_partition.
  */
 typedef int (*kafka_start_fn) (void *arg, rd_kafka_topic_partition_list_t *parts);
 
@@ -46,6 +45,14 @@ typedef struct kafka_partition_lag
 	int32_t		partition;
 	int64_t		lag;			/* -1: not known yet */
 } kafka_partition_lag;
+
+/* The group's committed offset of one partition (kafka_read_committed). */
+typedef struct kafka_committed_offset
+{
+	const char *topic;			/* one of the caller's topic names */
+	int32_t		partition;
+	int64_t		committed;		/* -1: the group has none */
+} kafka_committed_offset;
 
 extern rd_kafka_conf_t *kafka_build_conf(const feeder_config *cfg,
 										 char *err, size_t errlen);
@@ -75,5 +82,8 @@ extern int	kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out);
 extern int	kafka_up(const kafka_consumer *kc);
 extern int	kafka_fatal(const kafka_consumer *kc);
 extern void kafka_close(kafka_consumer *kc);
+extern int	kafka_read_committed(rd_kafka_conf_t *conf, char *const *topics, int ntopics,
+								 kafka_committed_offset **out, int *n,
+								 char *err, size_t errlen);
 
 #endif							/* FEEDER_KAFKA_H */

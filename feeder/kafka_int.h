@@ -2,8 +2,10 @@
  *
  * kafka_int.h
  *	  Internals of the Kafka side shared by kafka.c (consumer, rebalance,
- *	  offsets) and kafka_status.c (lag, broker reachability): not for the
- *	  rest of the feeder, which sees kafka_consumer as opaque.
+ *	  offsets), kafka_status.c (lag, broker reachability) and
+ *	  kafka_committed.c (the group's committed offsets, for
+ *	  --adopt-kafka-offsets): not for the rest of the feeder, which sees
+ *	  kafka_consumer as opaque.
  *
  *-------------------------------------------------------------------------
  */
@@ -64,5 +66,7 @@ struct kafka_consumer
 
 extern int	kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition);
 extern int	kafka_stats_cb(rd_kafka_t *rk, char *json, size_t json_len, void *opaque);
+extern void kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac,
+						 const char *buf);
 
 #endif							/* FEEDER_KAFKA_INT_H */

@@ -3,6 +3,9 @@
  * main.c
  *	  received-orders-feeder: startup, signals and shutdown.
  *
+ * With --adopt-kafka-offsets the program runs that one-shot command
+ * (adopt.c) after the configuration instead, and exits.
+ *
  * Startup order: configuration (exit 2 on anything wrong with it; the
  * password of a --dsn argument is then hidden from ps), a first database
  * connection with its privilege check (exit 3 at once on a configuration
@@ -177,6 +180,8 @@ feeder_log_start(const feeder_config *cfg)
 
 	log_begin(&line, LOG_INFO, "starting");
 	log_kv_str(&line, "version", FEEDER_VERSION);
+	if (cfg->adopt_kafka_offsets)
+		log_kv_str(&line, "command", CONFIG_ADOPT_COMMAND);
 	log_kv_str(&line, "librdkafka", rd_kafka_version_str());
 	log_kv_str(&line, "brokers", cfg->brokers);
 	log_kv_str(&line, "topics", topics);
@@ -311,6 +316,13 @@ main(int argc, char **argv)
 
 	feeder_install_signals();
 	feeder_log_start(&cfg);
+	if (cfg.adopt_kafka_offsets)
+	{
+		rc = adopt_kafka_offsets(&cfg, conf);
+		log_simple(LOG_INFO, "stopped", NULL);
+		config_free(&cfg);
+		return rc;
+	}
 
 	memset(&app, 0, sizeof(app));
 	app.cfg = &cfg;

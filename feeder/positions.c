@@ -10,12 +10,19 @@
  *
  *	- On every assignment (positions_on_assign, called by the rebalance
  *	  callback), each new partition starts at the database's position when
- *	  it has one; else at its earliest offset when the database holds
- *	  positions of other partitions of the same topic for the group (the
- *	  database was restored from before this partition's first batch); else
- *	  at Kafka's committed offset, then auto.offset.reset.  When the
- *	  database cannot be asked, the partitions wait, paused, and
- *	  positions_reconcile starts them as soon as it can.
+ *	  it has one, else at its earliest offset (source=earliest
+ *	  reason=no_position), whatever the database holds of other partitions
+ *	  or topics.  Kafka's committed offset never starts a partition: a
+ *	  database restored from before a partition's or a topic's first batch
+ *	  has no position of it, while Kafka's committed offset acknowledges
+ *	  what the restore lost.  Reading from the earliest offset re-reads
+ *	  what the database may already hold, which the batch function absorbs
+ *	  as duplicates.  The one way to start from Kafka's committed offsets
+ *	  is to write them into the database first, explicitly: the one-shot
+ *	  received-orders-feeder --adopt-kafka-offsets (adopt.c), meant for the
+ *	  first start after the upgrade from 1.0.  When the database cannot be
+ *	  asked, the partitions wait, paused, and positions_reconcile starts
+ *	  them as soon as it can.
  *
  *	- On every new database session (a reconnect, a failover to another
  *	  host of a multi-host DSN), before the next batch: positions_reconcile
@@ -49,11 +56,12 @@
 typedef enum positions_source
 {
 	POSITIONS_FROM_DATABASE,
-	POSITIONS_FROM_EARLIEST,
-	POSITIONS_FROM_KAFKA
+	POSITIONS_FROM_EARLIEST,	/* the database has no position */
+	POSITIONS_FROM_LOSS			/* out of range, loss accepted */
 } positions_source;
 
-static const char *const positions_source_names[] = {"database", "earliest", "kafka"};
+static const char *const positions_source_names[] = {"database", "earliest", "earliest"};
+static const char *const positions_reason_names[] = {NULL, "no_position", "position_out_of_range"};
 
 /*
  * positions_find
@@ -70,21 +78,6 @@ positions_find(const db_position *positions, int n, const char *topic,
 			strcmp(positions[i].topic, topic) == 0)
 			return positions[i].next_offset;
 	return -1;
-}
-
-/*
- * positions_topic_known
- *		Whether the database holds a position of any partition of topic.
- */
-static int
-positions_topic_known(const db_position *positions, int n, const char *topic)
-{
-	int			i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(positions[i].topic, topic) == 0)
-			return 1;
-	return 0;
 }
 
 /*
@@ -148,58 +141,67 @@ positions_out_of_range(feeder_app *app, db_conn *db, const char *topic,
 /*
  * positions_choose
  *		The start offset of one partition given the database's positions
- *		(see the file header); *source says how it was chosen.  -1 when the
- *		partition's offsets could not be asked of Kafka (retry later).
+ *		(see the file header); *source says how it was chosen, *low is the
+ *		partition's earliest offset.  -1 when the partition's offsets could
+ *		not be asked of Kafka (retry later).
  */
 static int
 positions_choose(feeder_app *app, db_conn *db, const db_position *positions, int n,
 				 const char *topic, int32_t partition, int64_t *offset,
-				 positions_source *source)
+				 positions_source *source, int64_t *low)
 {
 	int64_t		db_position = positions_find(positions, n, topic, partition);
-	int64_t		low,
-				high;
+	int64_t		high;
 
+	if (kafka_watermarks(app->kc, topic, partition, low, &high) != 0)
+		return -1;
 	if (db_position < 0)
 	{
-		*source = positions_topic_known(positions, n, topic) ?
-			POSITIONS_FROM_EARLIEST : POSITIONS_FROM_KAFKA;
-		*offset = *source == POSITIONS_FROM_EARLIEST ?
-			RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_INVALID;
+		*source = POSITIONS_FROM_EARLIEST;
+		*offset = RD_KAFKA_OFFSET_BEGINNING;
 		return 0;
 	}
-	if (kafka_watermarks(app->kc, topic, partition, &low, &high) != 0)
-		return -1;
 	*source = POSITIONS_FROM_DATABASE;
 	*offset = db_position;
-	if (db_position < low || db_position > high)
+	if (db_position < *low || db_position > high)
 	{
-		*source = POSITIONS_FROM_EARLIEST;
+		*source = POSITIONS_FROM_LOSS;
 		*offset = positions_out_of_range(app, db, topic, partition,
-										 db_position, low, high);
+										 db_position, *low, high);
 	}
 	return 0;
 }
 
 /*
  * positions_log_start
- *		One line per partition started: where, and why there.
+ *		One line per partition started: where, and why there.  A partition
+ *		without a position whose earliest offset (low) is above 0 lost its
+ *		beginning to retention, and nothing tells whether the database
+ *		holds those events (a restore older than the partition's first
+ *		batch, say): that is said, at warning level, not skipped silently.
  */
 static void
 positions_log_start(const char *topic, int32_t partition, int64_t offset,
-					positions_source source)
+					positions_source source, int64_t low)
 {
 	log_line	line;
+	int			unknown = source == POSITIONS_FROM_EARLIEST && low > 0;
 
-	log_begin(&line, LOG_INFO, "start_position");
+	log_begin(&line, unknown ? LOG_WARNING : LOG_INFO, "start_position");
 	log_kv_str(&line, "topic", topic);
 	log_kv_int(&line, "partition", partition);
 	if (offset >= 0)
 		log_kv_int(&line, "offset", offset);
 	else
-		log_kv_str(&line, "offset", offset == RD_KAFKA_OFFSET_BEGINNING ?
-				   "earliest" : "committed");
+		log_kv_str(&line, "offset", "earliest");
 	log_kv_str(&line, "source", positions_source_names[source]);
+	if (positions_reason_names[source])
+		log_kv_str(&line, "reason", positions_reason_names[source]);
+	if (source == POSITIONS_FROM_EARLIEST)
+		log_kv_int(&line, "low", low);
+	if (unknown)
+		log_kv_str(&line, "warning",
+				   "the database has no position of this partition and Kafka no longer holds its offsets below low: events deleted by retention cannot be read again; check that the database holds them");
 	log_end(&line);
 }
 
@@ -280,16 +282,17 @@ positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts)
 	{
 		rd_kafka_topic_partition_t *p = &parts->elems[i];
 		positions_source source;
+		int64_t		low;
 
 		if (positions_choose(app, app->db, positions, n, p->topic, p->partition,
-							 &p->offset, &source) != 0 || app->positions_fatal)
+							 &p->offset, &source, &low) != 0 || app->positions_fatal)
 		{
 			db_free_positions(positions, n);
 			for (i = 0; i < parts->cnt; i++)
 				parts->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
 			return -1;
 		}
-		positions_log_start(p->topic, p->partition, p->offset, source);
+		positions_log_start(p->topic, p->partition, p->offset, source, low);
 	}
 	db_free_positions(positions, n);
 	return 0;
@@ -391,18 +394,19 @@ positions_reconcile(feeder_app *app, lane *l, db_error *err)
 
 		if (a->waiting_start)
 		{
-			int64_t		offset;
+			int64_t		offset,
+						low;
 			positions_source source;
 
 			if (positions_choose(app, l->db, positions, n, a->topic, a->partition,
-								 &offset, &source) != 0 ||
+								 &offset, &source, &low) != 0 ||
 				app->positions_fatal ||
 				kafka_start_partition(app->kc, a->topic, a->partition, offset) != 0)
 			{
 				failed = 1;
 				continue;
 			}
-			positions_log_start(a->topic, a->partition, offset, source);
+			positions_log_start(a->topic, a->partition, offset, source, low);
 		}
 		else if (a->db_next >= 0)
 		{

@@ -599,6 +599,54 @@ test_accept_position_loss(void **state)
 }
 
 /*
+ * --adopt-kafka-offsets: a one-shot command on the command line only; off
+ * by default, refused in a -F file (it would stay on for every start), not
+ * read from the environment, and it still needs brokers and a topic.
+ */
+static void
+test_adopt_kafka_offsets(void **state)
+{
+	feeder_config cfg;
+	char		err[256];
+	char	   *path;
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_int_equal(cfg.adopt_kafka_offsets, 0);
+	config_free(&cfg);
+
+	assert_int_equal(PARSE(&cfg, err, "--adopt-kafka-offsets", "--brokers", "b:1",
+						   "--topic", "t", "--topic", "u", "--group", "g"), CONFIG_OK);
+	assert_int_equal(cfg.adopt_kafka_offsets, 1);
+	assert_int_equal(cfg.ntopics, 2);
+	assert_string_equal(cfg.group, "g");
+	config_free(&cfg);
+
+	path = write_file("adopt-kafka-offsets=true\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, "adopt-kafka-offsets"));
+	assert_non_null(strstr(err, "command line only"));
+	config_free(&cfg);
+	unlink(path);
+
+	setenv("FEEDER_ADOPT_KAFKA_OFFSETS", "true", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_int_equal(cfg.adopt_kafka_offsets, 0);
+	config_free(&cfg);
+	unsetenv("FEEDER_ADOPT_KAFKA_OFFSETS");
+
+	assert_int_equal(PARSE(&cfg, err, "--adopt-kafka-offsets", "--brokers", "b:1"),
+					 CONFIG_ERROR);
+	assert_non_null(strstr(err, "no topic"));
+	config_free(&cfg);
+
+	assert_int_equal(PARSE(&cfg, err, "--adopt-kafka-offsets=yes", "--brokers", "b:1",
+						   "--topic", "t"), CONFIG_ERROR);
+	config_free(&cfg);
+}
+
+/*
  * Outbox topics: --envelope, --event-type and --type-header, from every
  * source, and the combinations refused with exit 2.
  */
@@ -695,6 +743,7 @@ main(void)
 		cmocka_unit_test_setup(test_env_fallbacks, clear_env),
 		cmocka_unit_test_setup(test_metrics_listen, clear_env),
 		cmocka_unit_test_setup(test_accept_position_loss, clear_env),
+		cmocka_unit_test_setup(test_adopt_kafka_offsets, clear_env),
 		cmocka_unit_test_setup(test_batch_timeouts, clear_env),
 	};
 

@@ -47,13 +47,15 @@ E2E_FEEDER_FUNCTIONS=(
 	'received_orders.restart_position(text,text,integer,bigint,bigint)'
 )
 # functions the feeder's role must not be able to execute (operators' tools,
-# 1.0's batch function without a group, the single-event and replay ones)
+# the adoption's, 1.0's batch function without a group, the single-event and
+# replay ones)
 E2E_NOT_FEEDER_FUNCTIONS=(
 	'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])'
 	'received_orders.materialize_order(jsonb)'
 	'received_orders.replay_quarantined(bigint)'
 	'received_orders.set_consumer_position(text,text,integer,bigint)'
 	'received_orders.forget_consumer_positions(text,text)'
+	'received_orders.adopt_consumer_position(text,text,integer,bigint)'
 )
 
 # ---------------------------------------------------------------- TAP

@@ -123,7 +123,8 @@ SELECT ok(
 SELECT is(
 	(SELECT array_agg(p.oid::regprocedure::text ORDER BY p.oid::regprocedure::text)
 	   FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'received_orders'::regnamespace),
-	ARRAY['received_orders.consumer_positions(text)',
+	ARRAY['received_orders.adopt_consumer_position(text,text,integer,bigint)',
+	      'received_orders.consumer_positions(text)',
 	      'received_orders.forget_consumer_positions(text,text)',
 	      'received_orders.materialize_order(jsonb)',
 	      'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])',
@@ -132,7 +133,7 @@ SELECT is(
 	      'received_orders.replay_quarantined(bigint)',
 	      'received_orders.restart_position(text,text,integer,bigint,bigint)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the nine functions of 1.1');
+	'schema received_orders holds exactly the nine functions of 1.1 and 1.2''s adopt_consumer_position');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

@@ -140,7 +140,8 @@ missing_objects() {
 			('received_orders.restart_position(text,text,integer,bigint,bigint)', '1.1'),
 			('received_orders.set_consumer_position(text,text,integer,bigint)', '1.1'),
 			('received_orders.forget_consumer_positions(text,text)', '1.1'),
-			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])', '1.1');
+			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])', '1.1'),
+			('received_orders.adopt_consumer_position(text,text,integer,bigint)', '1.2');
 		CREATE TEMP VIEW want_dumped(rel, since) AS VALUES
 			('received_orders.received_orders', '1.0'),
 			('received_orders.received_orders_quarantine', '1.0'),
