@@ -21,10 +21,10 @@
  * noticed within seconds and the events it lost are read again (whatever
  * the options: the metrics, with --metrics-listen, only publish what the
  * loop keeps); it also writes the periodic counters line.  A poll that
- * returns no message
- * also commits the offsets stored since the last commit (at most once a
- * second), so that the group's committed offsets do not trail the
- * database by auto.commit.interval.ms once the stream pauses.
+ * returns no message also commits the offsets stored since the last
+ * commit (at most once a second), so that the group's committed offsets do
+ * not trail the database by auto.commit.interval.ms once the stream
+ * pauses.
  *
  * Rebalances: the rebalance callback first lets every running transaction
  * end and acknowledges what committed (loop_quiesce, through
