@@ -27,8 +27,7 @@ typedef struct feeder_app
 	kafka_consumer *kc;
 	lane	   *lanes;			/* --db-sessions lanes, each its session */
 	int			nlanes;
-	db_conn    *db;				/* lane 0's session: positions on assignment,
-								 * the idle checks */
+	db_conn    *db;				/* lane 0's session: positions on assignment */
 	feeder_stats stats;
 	backoff_policy backoff;
 	pthread_mutex_t wake_lock;	/* a lane finished a batch: */
@@ -36,11 +35,10 @@ typedef struct feeder_app
 	uint64_t	wakes;			/* counted under wake_lock */
 	uint64_t	wakes_seen;		/* main thread: last count acted on */
 	int64_t		next_stats_ms;
-	int64_t		next_metrics_ms;	/* next lag refresh and database check */
-	int64_t		next_db_retry_ms;	/* idle reconnection (metrics on) */
-	int			db_retry_attempt;
+	int64_t		next_metrics_ms;	/* next lag and stall refresh */
+	int64_t		next_watch_ms;	/* next check of the idle sessions */
 	int64_t		next_idle_commit_ms;	/* earliest next idle offset commit */
-	int			db_config_error;	/* fatal found by an idle reconnection */
+	int			db_config_error;	/* a configuration error: exit 3 */
 	int			positions_failing;	/* failed reads of positions in a row */
 	char		positions_fail_sqlstate[6];	/* SQLSTATE of the last one logged */
 	int64_t		positions_logged_ms;	/* when a failure was last logged */

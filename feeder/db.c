@@ -107,6 +107,7 @@ struct db_conn
 	char		stmt_name[64];	/* DB_STMT_PREFIX and the statement's digest */
 	int			unprepared;		/* a pooler lost it once: send it unprepared */
 	uint64_t	sessions;		/* connections made so far */
+	int			index;			/* its lane, named by its log lines */
 	int			statement_timeout_ms;	/* defaults for a session without */
 	int			lock_timeout_ms;
 	char		batch_statement_timeout[32];	/* what each batch sets */
@@ -220,6 +221,17 @@ int
 db_connected(const db_conn *db)
 {
 	return db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK;
+}
+
+/*
+ * db_set_index
+ *		The lane (--db-sessions) this handle serves: its log lines name it
+ *		as session=index.
+ */
+void
+db_set_index(db_conn *db, int index)
+{
+	db->index = index;
 }
 
 /*
@@ -567,6 +579,7 @@ db_connect(db_conn *db, db_error *err)
 		log_kv_str(&line, "dbname", PQdb(db->conn));
 		log_kv_str(&line, "user", PQuser(db->conn));
 		log_kv_int(&line, "server_version", PQserverVersion(db->conn));
+		log_kv_int(&line, "session", db->index);
 		log_end(&line);
 	}
 	return DB_ERR_NONE;
@@ -707,6 +720,22 @@ static const char *const db_stage_names[DB_NSTAGES] = {
 	" pg_catalog.set_config('lock_timeout', $2, true)"
 
 /*
+ * db_socket_alive
+ *		Whether the server still holds the connection, without a round
+ *		trip: read what the (non-blocking) socket holds and look at the
+ *		state.  Read twice: a server that goes away (a crash, an immediate
+ *		shutdown, a terminated backend) first sends its FATAL message, which
+ *		libpq hands to the notice processor while the state stays OK, and
+ *		only the next read meets the end of the stream.
+ */
+static int
+db_socket_alive(PGconn *conn)
+{
+	return PQconsumeInput(conn) && PQconsumeInput(conn) &&
+		PQstatus(conn) == CONNECTION_OK;
+}
+
+/*
  * db_drop_if_lost
  *		Before sending a batch, notice without a round trip that the server
  *		closed the idle connection (restart, terminated backend): the batch
@@ -719,12 +748,12 @@ db_drop_if_lost(db_conn *db)
 {
 	log_line	line;
 
-	if (db->conn == NULL ||
-		(PQconsumeInput(db->conn) && PQstatus(db->conn) == CONNECTION_OK))
+	if (db->conn == NULL || db_socket_alive(db->conn))
 		return;
 	log_begin(&line, LOG_WARNING, "db_connection_lost");
 	log_kv_str(&line, "error", PQerrorMessage(db->conn));
 	log_kv_str(&line, "action", "reconnecting before the batch");
+	log_kv_int(&line, "session", db->index);
 	log_end(&line);
 	db_disconnect(db);
 }
@@ -1043,8 +1072,7 @@ db_error_class
 db_check_idle(db_conn *db, db_error *err)
 {
 	memset(err, 0, sizeof(*err));
-	if (db->conn != NULL && PQconsumeInput(db->conn) &&
-		PQstatus(db->conn) == CONNECTION_OK)
+	if (db->conn != NULL && db_socket_alive(db->conn))
 		return DB_ERR_NONE;
 	err->step = "check";
 	err->cls = DB_ERR_TRANSIENT;

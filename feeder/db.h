@@ -62,6 +62,7 @@ extern db_conn *db_new(const char *dsn, const char *group, feeder_stats *stats);
 extern int	db_set_outbox(db_conn *db, const char *envelope, const char *event_type,
 						  const char *type_header);
 
+extern void db_set_index(db_conn *db, int index);
 extern void db_set_timeouts(db_conn *db, int statement_timeout_ms, int lock_timeout_ms);
 extern int	db_connected(const db_conn *db);
 extern uint64_t db_session(const db_conn *db);

@@ -27,6 +27,7 @@ lane_init(lane *l, int index, db_conn *db, int batch_size, int wait_ms,
 	l->index = index;
 	l->db = db;
 	l->retry_at = -1;
+	l->lost_ms = -1;
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->cond, NULL);
 	queue_init(&l->pending);

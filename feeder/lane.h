@@ -36,6 +36,11 @@ typedef struct lane
 	double		started;		/* seconds, when the attempt was sent */
 	int			capped_commits; /* commits since a split capped the size */
 
+	/* the idle watch of its session (loop.c; main thread only) */
+	int64_t		lost_ms;		/* clock when found lost while idle, -1: not */
+	int64_t		reconnect_at;	/* clock of its next idle reconnection */
+	int			reconnect_failures; /* failed idle reconnections in a row */
+
 	/* the thread and its hand-over, under lock */
 	pthread_t	thread;
 	int			has_thread;

@@ -14,12 +14,17 @@
  * Kafka, which bounds the memory held.
  *
  * All Kafka polling goes through loop_poll(), which also drops held
- * messages of partitions revoked by a rebalance, writes the periodic
- * counters line and, with --metrics-listen, publishes the metrics and
- * watches the idle database connection.  A poll that returns no message
- * also commits the offsets stored since the last commit (at most once a
- * second), so that the group's committed offsets do not trail the
- * database by auto.commit.interval.ms once the stream pauses.
+ * messages of partitions revoked by a rebalance and does the periodic work
+ * (loop_tick): it watches the session of every idle lane, reconnects a
+ * lost one and checks the new session's positions at once, so that a
+ * database that crashed or failed over while no message arrived is
+ * noticed within seconds and the events it lost are read again (whatever
+ * the options: the metrics, with --metrics-listen, only publish what the
+ * loop keeps); it also writes the periodic counters line.  A poll that
+ * returns no message also commits the offsets stored since the last
+ * commit (at most once a second), so that the group's committed offsets do
+ * not trail the database by auto.commit.interval.ms once the stream
+ * pauses.
  *
  * Rebalances: the rebalance callback first lets every running transaction
  * end and acknowledges what committed (loop_quiesce, through
@@ -30,6 +35,7 @@
  *-------------------------------------------------------------------------
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <pthread.h>
 
@@ -38,8 +44,11 @@
 #include "log.h"
 #include "metrics.h"
 
-/* How often the metrics refresh the lag and check the idle database. */
+/* How often the metrics refresh the lag and the stall. */
 #define LOOP_METRICS_INTERVAL_MS 1000
+
+/* How often the sessions of idle lanes are checked (loop_watch_sessions). */
+#define LOOP_WATCH_INTERVAL_MS 1000
 
 /* Shortest interval between two idle positions checks (loop_check_positions). */
 #define LOOP_POSITIONS_INTERVAL_MS 1000
@@ -214,62 +223,6 @@ loop_quiesce(void *arg)
 }
 
 /*
- * loop_watch_database
- *		Keep database_up true to life while no batch runs (metrics only):
- *		check the idle connection without a round trip, and once it is
- *		gone, reconnect with the retry backoff, so that /healthz turns 503
- *		when the database goes away and 200 when it is back even if no
- *		message arrives.  Never during a delivery, which reconnects by
- *		itself.  A reconnection attempt blocks the loop for at most the
- *		connect timeout (10 s by default), as a retried batch would.
- */
-static void
-loop_watch_database(feeder_app *app, int64_t now)
-{
-	db_error	err;
-
-	if (loop_any_busy(app))
-		return;
-	if (db_connected(app->db))
-	{
-		log_line	line;
-
-		if (db_check_idle(app->db, &err) == DB_ERR_NONE)
-			return;
-		metrics_set_database(0, err.message);
-		log_begin(&line, LOG_WARNING, "db_connection_lost");
-		log_kv_str(&line, "error", err.message);
-		log_kv_str(&line, "action", "reconnecting while idle");
-		log_end(&line);
-		app->db_retry_attempt = 0;
-		app->next_db_retry_ms = now;
-		return;
-	}
-	if (now < app->next_db_retry_ms)
-		return;
-	switch (db_connect(app->db, &err))
-	{
-		case DB_ERR_NONE:
-			metrics_set_database(1, NULL);
-			app->db_retry_attempt = 0;
-			return;
-		case DB_ERR_FATAL:
-			/* a privilege revoked, a password changed: exit 3 at once */
-			metrics_set_database(0, err.message);
-			deliver_log_fatal(&err);
-			app->db_config_error = 1;
-			return;
-		default:
-			break;
-	}
-	metrics_set_database(0, err.message);
-	app->next_db_retry_ms = now + backoff_delay_ms(&app->backoff, app->db_retry_attempt,
-												   backoff_random());
-	if (app->db_retry_attempt < 30)
-		app->db_retry_attempt++;
-}
-
-/*
  * loop_watch_stall
  *		Health that means progress: messages wait on an assigned partition
  *		(lag above 0) and no batch has committed for --stall-timeout
@@ -312,8 +265,11 @@ loop_watch_stall(feeder_app *app, const kafka_partition_lag *lags, int n, int64_
 
 /*
  * loop_metrics
- *		Publish the counters, lifecycle and Kafka state at every tick; the
- *		per-partition lag and the database check once a second.
+ *		Publish the counters, lifecycle and Kafka state at every tick, the
+ *		per-partition lag and the stall once a second.  Only what the loop
+ *		keeps is published here: the sessions are watched by loop_tick
+ *		whether or not metrics are served (database_up follows what
+ *		loop_watch_sessions, loop_reconnect_lost and the deliveries find).
  */
 static void
 loop_metrics(feeder_app *app, int64_t now)
@@ -337,7 +293,6 @@ loop_metrics(feeder_app *app, int64_t now)
 			free(lags);
 		}
 	}
-	loop_watch_database(app, now);
 }
 
 /*
@@ -359,27 +314,210 @@ loop_lane_has_partitions(feeder_app *app, int index)
 }
 
 /*
+ * loop_watch_sessions
+ *		Once every LOOP_WATCH_INTERVAL_MS, whatever the options: check the
+ *		session of every idle lane (its batch is the main thread's and no
+ *		retry is scheduled: a retry reconnects by itself) without a round
+ *		trip (db_check_idle, which drops a closed connection).  A session
+ *		the server closed (a crash, a failover, a terminated backend) is
+ *		logged with its lane, the database is marked down, and its
+ *		reconnection is due at once (loop_reconnect_lost).  Lane 0's
+ *		session, which decides the start of assigned partitions, is also
+ *		reopened when it is missing for another reason (the database was
+ *		down at start, a batch's retry dropped it).
+ */
+static void
+loop_watch_sessions(feeder_app *app, int64_t now)
+{
+	int			i;
+
+	if (now < app->next_watch_ms)
+		return;
+	app->next_watch_ms = now + LOOP_WATCH_INTERVAL_MS;
+	for (i = 0; i < app->nlanes; i++)
+	{
+		lane	   *l = &app->lanes[i];
+		db_error	err;
+		log_line	line;
+
+		if (l->lost_ms >= 0 || l->retry_at >= 0 || lane_busy(l))
+			continue;
+		if (!db_connected(l->db))
+		{
+			if (i == 0)
+			{
+				l->lost_ms = now;
+				l->reconnect_at = now;
+				l->reconnect_failures = 0;
+			}
+			continue;
+		}
+		if (db_check_idle(l->db, &err) == DB_ERR_NONE)
+			continue;
+		metrics_set_database(0, err.message);
+		log_begin(&line, LOG_WARNING, "db_connection_lost");
+		log_kv_str(&line, "error", err.message);
+		log_kv_str(&line, "action", "reconnecting while idle, then checking the positions");
+		log_kv_int(&line, "session", l->index);
+		log_end(&line);
+		l->lost_ms = now;
+		l->reconnect_at = now;
+		l->reconnect_failures = 0;
+	}
+}
+
+/*
+ * loop_log_reconnect_failed
+ *		One line per failed idle reconnection: at warning level, at error
+ *		level when the server refused the role (class 28: a password
+ *		rotated) or the failures go on (the tenth in a row and beyond).
+ */
+static void
+loop_log_reconnect_failed(const lane *l, const db_error *err, int delay)
+{
+	log_line	line;
+	int			refused = strncmp(err->sqlstate, "28", 2) == 0;
+
+	log_begin(&line, refused || l->reconnect_failures >= 10 ? LOG_ERROR : LOG_WARNING,
+			  "db_reconnect_failed");
+	if (err->sqlstate[0])
+		log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_str(&line, "error", err->message);
+	log_kv_int(&line, "failures", l->reconnect_failures);
+	log_kv_int(&line, "retry_in_ms", delay);
+	log_kv_int(&line, "session", l->index);
+	log_end(&line);
+}
+
+/*
+ * loop_log_reconnected
+ *		A lane's session lost while idle is open again (by
+ *		loop_reconnect_lost, or by a batch that came first).
+ */
+static void
+loop_log_reconnected(const lane *l, int64_t now)
+{
+	log_line	line;
+
+	log_begin(&line, LOG_INFO, "db_reconnected");
+	log_kv_int(&line, "session", l->index);
+	log_kv_int(&line, "down_ms", now - l->lost_ms);
+	log_kv_str(&line, "action", "checking the positions of the new session before anything is sent on it");
+	log_end(&line);
+}
+
+/*
+ * loop_reconnect_lost
+ *		Reopen the session of an idle lane found lost (loop_watch_sessions)
+ *		once its attempt is due, at most one attempt per call: each may hold
+ *		the main thread for the connect timeout of every host that does not
+ *		answer (connect_timeout, 10 s by default), and the batches of the
+ *		other lanes are collected and sent between two attempts, as Kafka is
+ *		polled.  Lane 0 goes first and the others wait for it: when it
+ *		cannot connect, neither can they.  A lane that no longer has
+ *		partitions is not reopened (loop_open_lanes opens it with its
+ *		partitions).  A failed attempt is retried with the --retry-backoff-ms
+ *		backoff; a configuration error (a privilege revoked) ends the feeder
+ *		with exit 3.  The new session's positions are checked right after
+ *		(loop_check_positions), before anything is sent on it.
+ */
+static void
+loop_reconnect_lost(feeder_app *app, int64_t now)
+{
+	int			i,
+				attempted = 0,
+				reopened = 0,
+				still_lost = 0;
+
+	for (i = 0; i < app->nlanes; i++)
+	{
+		lane	   *l = &app->lanes[i];
+		db_error	err;
+		db_error_class cls;
+		int			delay;
+
+		if (l->lost_ms < 0)
+			continue;
+		if (db_connected(l->db))
+		{
+			/* reopened by a batch that came first */
+			loop_log_reconnected(l, now);
+			l->lost_ms = -1;
+			reopened = 1;
+			continue;
+		}
+		if (i > 0 && !loop_lane_has_partitions(app, i))
+		{
+			l->lost_ms = -1;
+			continue;
+		}
+		if (attempted || now < l->reconnect_at || l->retry_at >= 0 || lane_busy(l) ||
+			(i > 0 && app->lanes[0].lost_ms >= 0))
+		{
+			still_lost = 1;
+			continue;
+		}
+		attempted = 1;
+		cls = db_connect(l->db, &err);
+		if (cls == DB_ERR_NONE)
+		{
+			loop_log_reconnected(l, now);
+			l->lost_ms = -1;
+			reopened = 1;
+			continue;
+		}
+		still_lost = 1;
+		metrics_set_database(0, err.message);
+		if (cls == DB_ERR_FATAL)
+		{
+			/* a privilege revoked, a password changed: exit 3 at once */
+			deliver_log_fatal(&err);
+			app->db_config_error = 1;
+			return;
+		}
+		delay = backoff_delay_ms(&app->backoff, l->reconnect_failures, backoff_random());
+		if (l->reconnect_failures < 30)
+			l->reconnect_failures++;
+		l->reconnect_at = now + delay;
+		loop_log_reconnect_failed(l, &err, delay);
+	}
+	if (reopened && !still_lost)
+		metrics_set_database(1, NULL);
+}
+
+/*
  * loop_check_positions
- *		While no batch runs: start the partitions that wait for their start
- *		position, and check the positions of a database session opened
- *		while idle (loop_watch_database), at most once a second, so that a
- *		partition assigned during a database outage starts as soon as the
- *		database answers, even before any message arrives.
+ *		While no batch runs, at most once a second: start the partitions
+ *		that wait for their start position (through lane 0's session,
+ *		connecting if needed, unless loop_reconnect_lost reopens it), and
+ *		check the positions of every lane's session that is new since its
+ *		last check (reopened while idle by loop_reconnect_lost, or at
+ *		start), so that a partition assigned during a database outage starts
+ *		as soon as the database answers, and a database that lost commits
+ *		(an asynchronous standby promoted) gets the lost events read again
+ *		at once, even when no message arrives.
  */
 static void
 loop_check_positions(feeder_app *app, int64_t now)
 {
 	db_error	err;
-	lane	   *first = &app->lanes[0];
+	int			i;
 
 	if (now < app->next_positions_ms || loop_any_busy(app))
 		return;
-	if (kafka_waiting_start(app->kc) == 0 &&
-		(!db_connected(first->db) || db_session(first->db) == first->positions_session))
-		return;
-	app->next_positions_ms = now + LOOP_POSITIONS_INTERVAL_MS;
-	if (positions_reconcile(app, first, &err) == DB_ERR_NONE)
+	for (i = 0; i < app->nlanes && !app->positions_fatal && !app->db_config_error; i++)
+	{
+		lane	   *l = &app->lanes[i];
+
+		if (i == 0 && l->lost_ms < 0 && kafka_waiting_start(app->kc) > 0)
+			;					/* start them, connecting if needed */
+		else if (!db_connected(l->db) || db_session(l->db) == l->positions_session)
+			continue;
+		app->next_positions_ms = now + LOOP_POSITIONS_INTERVAL_MS;
+		if (positions_reconcile(app, l, &err) != DB_ERR_NONE)
+			return;
 		loop_prune_revoked(app);
+	}
 }
 
 /*
@@ -407,7 +545,8 @@ loop_open_lanes(feeder_app *app, int64_t now)
 	{
 		lane	   *l = &app->lanes[i];
 
-		if (positions_needed(app, l) && loop_lane_has_partitions(app, i) &&
+		if (l->lost_ms < 0 && positions_needed(app, l) &&
+			loop_lane_has_partitions(app, i) &&
 			positions_reconcile(app, l, &err) == DB_ERR_NONE)
 			loop_prune_revoked(app);
 	}
@@ -415,14 +554,19 @@ loop_open_lanes(feeder_app *app, int64_t now)
 
 /*
  * loop_tick
- *		Periodic work: the positions check, the metrics (when served), and
- *		the counters line every --stats-interval seconds.
+ *		Periodic work: the watch of the idle sessions and the reconnection
+ *		of lost ones, the positions check, the metrics (when served), and
+ *		the counters line every --stats-interval seconds.  What keeps the
+ *		data correct and the feeder moving runs whatever the options; the
+ *		metrics only publish it.
  */
 static void
 loop_tick(feeder_app *app)
 {
 	int64_t		now = loop_now_ms();
 
+	loop_watch_sessions(app, now);
+	loop_reconnect_lost(app, now);
 	loop_check_positions(app, now);
 	loop_open_lanes(app, now);
 	if (metrics_enabled())

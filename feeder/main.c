@@ -264,6 +264,7 @@ feeder_make_lanes(feeder_app *app, const feeder_config *cfg)
 			return -1;
 		}
 		app->nlanes = i + 1;
+		db_set_index(db, i);
 		db_set_timeouts(db, cfg->statement_timeout_ms, cfg->lock_timeout_ms);
 		if ((strcmp(cfg->envelope, "plain") != 0 || cfg->event_type != NULL) &&
 			db_set_outbox(db, cfg->envelope, cfg->event_type, cfg->type_header) != 0)

@@ -358,6 +358,7 @@ positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition 
 	log_kv_int(&line, "gap", a->db_next - target);
 	log_kv_int(&line, "restart_at", target);
 	log_kv_str(&line, "action", "reading the lost events again from Kafka");
+	log_kv_int(&line, "session", batch_lane_of_slot(a->slot, app->nlanes));
 	log_end(&line);
 	if (a->db_next > target)
 		app->stats.positions_behind += (uint64_t) (a->db_next - target);
