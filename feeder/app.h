@@ -64,6 +64,10 @@ extern db_error_class positions_reconcile(feeder_app *app, lane *l, db_error *er
 
 extern int	adopt_kafka_offsets(const feeder_config *cfg, rd_kafka_conf_t *conf);
 
+/* A batch runs at most its statement timeout and this long (its COMMIT). */
+#define DELIVER_DEADLINE_GRACE_MS 10000
+
+extern int64_t deliver_deadline_ms(const feeder_app *app);
 extern void deliver_start(feeder_app *app, lane *l);
 extern void deliver_finish(feeder_app *app, lane *l);
 extern void deliver_abandon(feeder_app *app, lane *l);

@@ -32,6 +32,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +105,9 @@ struct db_conn
 	PGconn	   *conn;
 	char	   *dsn;
 	char	   *group;			/* the consumer group, first parameter */
+	pthread_mutex_t cancel_lock;	/* guards cancel: db_cancel runs on another thread */
+	PGcancel   *cancel;			/* the connection's cancel key, NULL: none */
+	atomic_int	cancel_requested;	/* db_cancel asked since the batch started */
 	int			prepared;		/* ready: statement prepared (or not needed) */
 	char		stmt_name[64];	/* DB_STMT_PREFIX and the statement's digest */
 	int			unprepared;		/* a pooler lost it once: send it unprepared */
@@ -176,6 +181,8 @@ db_new(const char *dsn, const char *group, feeder_stats *stats)
 	}
 	for (i = 0; i < DB_OUTBOX_NARRAYS; i++)
 		pgarray_init(&db->arrays[i]);
+	pthread_mutex_init(&db->cancel_lock, NULL);
+	atomic_init(&db->cancel_requested, 0);
 	db->stats = stats;
 	return db;
 }
@@ -411,12 +418,43 @@ db_disconnect(db_conn *db)
 		PQclear(db->last);
 		db->last = NULL;
 	}
+	pthread_mutex_lock(&db->cancel_lock);
+	if (db->cancel)
+		PQfreeCancel(db->cancel);
+	db->cancel = NULL;
+	pthread_mutex_unlock(&db->cancel_lock);
 	if (db->conn)
 	{
 		PQfinish(db->conn);
 		db->conn = NULL;
 	}
 	db->prepared = 0;
+}
+
+/*
+ * db_cancel
+ *		Ask the server to cancel what the session runs now: called by the
+ *		main thread for a batch past its deadline while the lane's thread
+ *		waits for the answer (PQcancel is meant for another thread).  The
+ *		running batch then ends: a statement with 57014, and a COMMIT that
+ *		waited (for a synchronous standby, say, which statement_timeout
+ *		does not cover) as "result of COMMIT unknown" whatever it answers,
+ *		since PostgreSQL commits locally before such a wait.  0 when the
+ *		request was sent; -1 with the reason in errbuf.
+ */
+int
+db_cancel(db_conn *db, char *errbuf, int errbufsize)
+{
+	int			sent = 0;
+
+	atomic_store(&db->cancel_requested, 1);
+	pthread_mutex_lock(&db->cancel_lock);
+	if (db->cancel == NULL)
+		snprintf(errbuf, (size_t) errbufsize, "no connection to cancel");
+	else
+		sent = PQcancel(db->cancel, errbuf, errbufsize);
+	pthread_mutex_unlock(&db->cancel_lock);
+	return sent ? 0 : -1;
 }
 
 /*
@@ -582,6 +620,9 @@ db_connect(db_conn *db, db_error *err)
 		log_kv_int(&line, "session", db->index);
 		log_end(&line);
 	}
+	pthread_mutex_lock(&db->cancel_lock);
+	db->cancel = PQgetCancel(db->conn);
+	pthread_mutex_unlock(&db->cancel_lock);
 	return DB_ERR_NONE;
 }
 
@@ -958,6 +999,7 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	memset(err, 0, sizeof(*err));
 	*rows = NULL;
 	*nrows = 0;
+	atomic_store(&db->cancel_requested, 0);
 	if (db->last)
 	{
 		PQclear(db->last);
@@ -1017,6 +1059,17 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 
 	read_ok = db_read_pipeline(db, results) == 0;
 	cls = db_pipeline_outcome(db, results, err);
+	if (cls == DB_ERR_NONE && atomic_load(&db->cancel_requested))
+	{
+		/*
+		 * Cancelled at its deadline, and yet COMMIT answered: the wait that
+		 * was cancelled came after the local commit (a synchronous standby
+		 * that never answered), so the commit may not survive a failover.
+		 * Nothing is acknowledged; the retry finds the rows duplicate.
+		 */
+		db_copy_message(err, "cancelled at the batch's deadline while COMMIT waited (for a synchronous standby?)");
+		cls = db_commit_unknown(err);
+	}
 	if (cls != DB_ERR_NONE && strcmp(err->sqlstate, "26000") == 0 && !db->unprepared)
 	{
 		db_go_unprepared(db, err);
@@ -1247,6 +1300,7 @@ db_free(db_conn *db)
 	if (db == NULL)
 		return;
 	db_disconnect(db);
+	pthread_mutex_destroy(&db->cancel_lock);
 	for (i = 0; i < DB_OUTBOX_NARRAYS; i++)
 		pgarray_free(&db->arrays[i]);
 	free(db->envelope);

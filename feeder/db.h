@@ -77,6 +77,7 @@ extern db_error_class db_adopt_position(db_conn *db, const char *topic,
 										int32_t partition, int64_t next_offset,
 										int *adopted, db_error *err);
 extern db_error_class db_connect(db_conn *db, db_error *err);
+extern int	db_cancel(db_conn *db, char *errbuf, int errbufsize);
 extern db_error_class db_run_batch(db_conn *db, const batch *b,
 								   db_row **rows, int *nrows, db_error *err);
 extern db_error_class db_check_idle(db_conn *db, db_error *err);

@@ -310,6 +310,22 @@ deliver_failed(feeder_app *app, lane *l, const db_error *err)
 }
 
 /*
+ * deliver_deadline_ms
+ *		How long a batch may run before the main thread cancels it:
+ *		--statement-timeout-ms (or its default when it is 0, off) and
+ *		DELIVER_DEADLINE_GRACE_MS more, since statement_timeout does not
+ *		cover a COMMIT that waits for a synchronous standby.
+ */
+int64_t
+deliver_deadline_ms(const feeder_app *app)
+{
+	int			timeout = app->cfg->statement_timeout_ms > 0 ?
+		app->cfg->statement_timeout_ms : CONFIG_DEFAULT_STATEMENT_TIMEOUT;
+
+	return (int64_t) timeout + DELIVER_DEADLINE_GRACE_MS;
+}
+
+/*
  * deliver_start
  *		Send the lane's batch (new, or due for its retry).  A new database
  *		session may have lost commits: its positions are checked before
@@ -340,7 +356,7 @@ deliver_start(feeder_app *app, lane *l)
 			return;
 	}
 	l->started = deliver_seconds();
-	lane_submit(l);
+	lane_submit(l, loop_now_ms() + deliver_deadline_ms(app));
 }
 
 /*

@@ -8,9 +8,11 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lane.h"
 
@@ -29,7 +31,15 @@ lane_init(lane *l, int index, db_conn *db, int batch_size, int wait_ms,
 	l->retry_at = -1;
 	l->lost_ms = -1;
 	pthread_mutex_init(&l->lock, NULL);
-	pthread_cond_init(&l->cond, NULL);
+	{
+		pthread_condattr_t attr;
+
+		/* lane_wait_until's deadlines are on the monotonic clock */
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&l->cond, &attr);
+		pthread_condattr_destroy(&attr);
+	}
 	queue_init(&l->pending);
 	if (batch_init(&l->batch, batch_size, wait_ms) != 0)
 		return -1;
@@ -97,11 +107,15 @@ lane_start(lane *l, void (*notify) (void *arg), void *arg)
 
 /*
  * lane_submit
- *		Hand the lane's batch and session to its thread.
+ *		Hand the lane's batch and session to its thread; deadline_ms (the
+ *		monotonic clock in milliseconds) is when the main thread will cancel
+ *		it (loop.c).
  */
 void
-lane_submit(lane *l)
+lane_submit(lane *l, int64_t deadline_ms)
 {
+	l->deadline_ms = deadline_ms;
+	l->cancelled = 0;
 	pthread_mutex_lock(&l->lock);
 	l->running = 1;
 	l->done = 0;
@@ -155,6 +169,29 @@ lane_wait(lane *l)
 	while (l->running)
 		pthread_cond_wait(&l->cond, &l->lock);
 	pthread_mutex_unlock(&l->lock);
+}
+
+/*
+ * lane_wait_until
+ *		Block until the lane's thread is done with its batch, or until
+ *		deadline_ms on the monotonic clock: 1 when it is done (or had
+ *		none), 0 when the deadline came first.
+ */
+int
+lane_wait_until(lane *l, int64_t deadline_ms)
+{
+	struct timespec until;
+	int			running;
+
+	until.tv_sec = (time_t) (deadline_ms / 1000);
+	until.tv_nsec = (long) (deadline_ms % 1000) * 1000000L;
+	pthread_mutex_lock(&l->lock);
+	while (l->running)
+		if (pthread_cond_timedwait(&l->cond, &l->lock, &until) == ETIMEDOUT)
+			break;
+	running = l->running;
+	pthread_mutex_unlock(&l->lock);
+	return !running;
 }
 
 /*

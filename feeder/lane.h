@@ -34,6 +34,8 @@ typedef struct lane
 	int64_t		failing_since;	/* clock of its first failure */
 	int64_t		retry_at;		/* clock of its next attempt, -1: none */
 	double		started;		/* seconds, when the attempt was sent */
+	int64_t		deadline_ms;	/* clock past which the attempt is cancelled */
+	int			cancelled;		/* the attempt was cancelled at its deadline */
 	int			capped_commits; /* commits since a split capped the size */
 
 	/* the idle watch of its session (loop.c; main thread only) */
@@ -62,10 +64,11 @@ typedef struct lane
 extern int	lane_init(lane *l, int index, db_conn *db, int batch_size, int wait_ms,
 					  size_t max_bytes);
 extern int	lane_start(lane *l, void (*notify) (void *arg), void *arg);
-extern void lane_submit(lane *l);
+extern void lane_submit(lane *l, int64_t deadline_ms);
 extern int	lane_busy(lane *l);
 extern int	lane_take(lane *l);
 extern void lane_wait(lane *l);
+extern int	lane_wait_until(lane *l, int64_t deadline_ms);
 extern void lane_free(lane *l, batch_release_fn release);
 
 #endif							/* FEEDER_LANE_H */

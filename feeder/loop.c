@@ -201,10 +201,91 @@ loop_collect(feeder_app *app)
 }
 
 /*
+ * loop_cancel_late
+ *		A lane's batch still runs past its deadline (deliver_deadline_ms):
+ *		say so and cancel it, once.  What a COMMIT answers after that is
+ *		"result unknown" (db_cancel): nothing is acknowledged, the batch is
+ *		retried.
+ */
+static void
+loop_cancel_late(feeder_app *app, lane *l, int64_t now)
+{
+	char		why[256] = "";
+	log_line	line;
+	int			sent;
+
+	if (l->cancelled || !lane_busy(l) || now < l->deadline_ms)
+		return;
+	l->cancelled = 1;
+	app->stats.deadlines++;
+	sent = db_cancel(l->db, why, sizeof(why)) == 0;
+	log_begin(&line, LOG_ERROR, "batch_deadline");
+	log_kv_int(&line, "session", l->index);
+	log_kv_int(&line, "messages", l->batch.count);
+	log_kv_int(&line, "running_ms",
+			   now - l->deadline_ms + deliver_deadline_ms(app));
+	log_kv_str(&line, "action", sent ?
+			   "cancelled; a COMMIT that answers now is result unknown: nothing acknowledged, the batch is retried" :
+			   "the cancel request could not be sent; waiting for the connection's keepalives");
+	if (!sent)
+		log_kv_str(&line, "error", why);
+	log_kv_str(&line, "hint", "a COMMIT waiting for a synchronous standby that does not answer (synchronous_standby_names), a lock, or a server that stopped answering");
+	log_end(&line);
+}
+
+/*
+ * loop_watch_deadlines
+ *		Every tick: cancel the batches past their deadline, so that a
+ *		COMMIT statement_timeout does not cover cannot hold a lane for ever.
+ */
+static void
+loop_watch_deadlines(feeder_app *app, int64_t now)
+{
+	int			i;
+
+	for (i = 0; i < app->nlanes; i++)
+		loop_cancel_late(app, &app->lanes[i], now);
+}
+
+/*
+ * loop_wait_lane
+ *		Wait for a lane's batch to end, with a deadline: past it, the batch
+ *		is cancelled (loop_cancel_late); if even that does not end it, the
+ *		wait goes on (the connection's keepalives end a dead one), logged
+ *		again every DELIVER_DEADLINE_GRACE_MS.  The heartbeat of /healthz is
+ *		not renewed meanwhile, so health turns 503 after --stall-timeout.
+ */
+static void
+loop_wait_lane(feeder_app *app, lane *l)
+{
+	int64_t		until = l->deadline_ms;
+
+	while (!lane_wait_until(l, until))
+	{
+		int64_t		now = loop_now_ms();
+
+		if (!l->cancelled)
+			loop_cancel_late(app, l, now);
+		else
+		{
+			log_line	line;
+
+			log_begin(&line, LOG_ERROR, "batch_still_running");
+			log_kv_int(&line, "session", l->index);
+			log_kv_int(&line, "past_deadline_ms", now - l->deadline_ms);
+			log_kv_str(&line, "action", "waiting for the cancelled batch to end before going on");
+			log_end(&line);
+		}
+		until = now + DELIVER_DEADLINE_GRACE_MS;
+	}
+}
+
+/*
  * loop_quiesce
  *		Let every running transaction end and acknowledge what committed:
  *		before a rebalance changes the assignment (kafka_set_quiesce_fn),
  *		before the positions of a new session are checked, at the end.
+ *		Each wait has the batch's deadline (loop_wait_lane).
  */
 void
 loop_quiesce(void *arg)
@@ -216,7 +297,7 @@ loop_quiesce(void *arg)
 	{
 		lane	   *l = &app->lanes[i];
 
-		lane_wait(l);
+		loop_wait_lane(app, l);
 		if (lane_take(l))
 			deliver_finish(app, l);
 	}
@@ -275,6 +356,7 @@ static void
 loop_metrics(feeder_app *app, int64_t now)
 {
 	metrics_publish(&app->stats);
+	metrics_heartbeat(app->cfg->stall_timeout_s);
 	metrics_set_kafka(kafka_up(app->kc));
 	if (feeder_stop)
 		metrics_set_phase(METRICS_STOPPING);
@@ -565,6 +647,7 @@ loop_tick(feeder_app *app)
 {
 	int64_t		now = loop_now_ms();
 
+	loop_watch_deadlines(app, now);
 	loop_watch_sessions(app, now);
 	loop_reconnect_lost(app, now);
 	loop_check_positions(app, now);

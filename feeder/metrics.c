@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "feeder.h"
 #include "metrics.h"
@@ -61,6 +62,8 @@ static struct
 	char		database_reason[512];
 	int			kafka_up;		/* 1, 0, -1 unknown */
 	char		stall_reason[256];	/* "" unless stalled */
+	int64_t		heartbeat_ms;	/* when the main loop last came round, 0: never */
+	int64_t		heartbeat_limit_ms; /* unhealthy when older than this */
 	metrics_phase phase;
 	metrics_partition *parts;
 	int			nparts;
@@ -179,6 +182,39 @@ metrics_set_stall(const char *reason)
 }
 
 /*
+ * metrics_clock_ms
+ *		The monotonic clock in milliseconds, read by the HTTP thread as by
+ *		the main loop.
+ */
+static int64_t
+metrics_clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * metrics_heartbeat
+ *		The main loop came round (each tick): /healthz turns 503 when this
+ *		is older than limit_s (--stall-timeout).  Health that a stuck main
+ *		thread cannot fake: a wait that never ends (a batch whose COMMIT
+ *		hangs while a rebalance waits for it, say) stops the heartbeat, and
+ *		the HTTP thread sees it age whatever state was published last.
+ */
+void
+metrics_heartbeat(int limit_s)
+{
+	int64_t		now = metrics_clock_ms();
+
+	pthread_mutex_lock(&metrics_lock);
+	metrics_state.heartbeat_ms = now;
+	metrics_state.heartbeat_limit_ms = (int64_t) limit_s * 1000;
+	pthread_mutex_unlock(&metrics_lock);
+}
+
+/*
  * metrics_set_partitions
  *		Replace the assigned partitions and their lag.  The copy is built
  *		before taking the lock; on out of memory the previous list stays.
@@ -237,6 +273,7 @@ metrics_set_phase(metrics_phase phase)
  * metrics_health_locked
  *		/healthz verdict from the state (metrics_lock held): 1 healthy,
  *		else 0 with a one-line reason.  Order: lifecycle first, then the
+ *		main loop's heartbeat (a stuck loop publishes nothing new), then the
  *		database (the feeder acknowledges nothing without it), then Kafka.
  */
 static int
@@ -246,6 +283,11 @@ metrics_health_locked(char *reason, size_t reasonlen)
 		snprintf(reason, reasonlen, "shutting down");
 	else if (metrics_state.phase == METRICS_STARTING || metrics_state.kafka_up < 0)
 		snprintf(reason, reasonlen, "starting");
+	else if (metrics_state.heartbeat_ms > 0 &&
+			 metrics_clock_ms() - metrics_state.heartbeat_ms > metrics_state.heartbeat_limit_ms)
+		snprintf(reason, reasonlen,
+				 "stuck: the main loop has not come round for %lld s (a wait that does not end; see the log)",
+				 (long long) ((metrics_clock_ms() - metrics_state.heartbeat_ms) / 1000));
 	else if (!metrics_state.database_up)
 		snprintf(reason, reasonlen, "database unreachable: %s",
 				 metrics_state.database_reason);
@@ -442,6 +484,9 @@ metrics_render_locked(metrics_buf *buf)
 	metrics_counter(buf, "batch_splits_total",
 					"Batches halved after failing for their size (out of memory, a program limit): the halves were retried.",
 					s->splits);
+	metrics_counter(buf, "batch_deadlines_total",
+					"Batches cancelled because they ran past their deadline (statement timeout and 10 s: a COMMIT waiting for a synchronous standby, say); each is retried.",
+					s->deadlines);
 
 	metrics_family(buf, "retries_total", "counter",
 				   "Failed batch attempts that were retried, by class of error.");

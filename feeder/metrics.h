@@ -40,6 +40,7 @@ extern void metrics_count_retry(db_retry_reason reason);
 extern void metrics_set_database(int up, const char *reason);
 extern void metrics_set_kafka(int up);
 extern void metrics_set_stall(const char *reason);
+extern void metrics_heartbeat(int limit_s);
 extern void metrics_set_partitions(const kafka_partition_lag *lags, int n);
 extern void metrics_set_phase(metrics_phase phase);
 

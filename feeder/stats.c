@@ -24,6 +24,7 @@ const stats_field stats_fields[] = {
 	FIELD(batches, 0),
 	FIELD(abandoned, 0),
 	FIELD(splits, 0),
+	FIELD(deadlines, 0),
 	FIELD(db_connects, 0),
 	FIELD(kafka_errors, 0),
 	FIELD(offsets_committed, 0),

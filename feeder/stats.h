@@ -28,6 +28,7 @@ typedef struct feeder_stats
 	uint64_t	batches;		/* batches committed and acknowledged */
 	uint64_t	abandoned;		/* batches dropped unacknowledged */
 	uint64_t	splits;			/* batches halved after a size-caused failure */
+	uint64_t	deadlines;		/* batches cancelled past their deadline */
 	uint64_t	db_connects;	/* successful database connections */
 	uint64_t	kafka_errors;	/* consumer errors reported by librdkafka */
 	uint64_t	offsets_committed;	/* partition offsets committed (advances) */
