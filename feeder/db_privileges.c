@@ -108,7 +108,7 @@ db_check_function(PGconn *conn, const char *signature, const char *batch,
 	{
 		snprintf(msg, sizeof(msg), "function %s does not exist", signature);
 		cls = db_privilege_fatal(err, "42883", msg,
-								 "this feeder needs received_orders 1.1 or later: as a superuser, ALTER EXTENSION received_orders UPDATE (or CREATE EXTENSION received_orders)");
+								 "this feeder needs received_orders 1.2 or later: as a superuser, ALTER EXTENSION received_orders UPDATE (or CREATE EXTENSION received_orders)");
 	}
 	else if (!db_is_true(res, 4))
 	{

@@ -58,6 +58,7 @@ extern int	kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out);
 extern int	kafka_waiting_start(const kafka_consumer *kc);
 extern int	kafka_start_partition(kafka_consumer *kc, const char *topic,
 								  int32_t partition, int64_t offset);
+extern char *kafka_cluster_id(kafka_consumer *kc);
 extern int	kafka_watermarks(kafka_consumer *kc, const char *topic, int32_t partition,
 							 int64_t *low, int64_t *high);
 extern int	kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out);
