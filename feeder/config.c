@@ -941,8 +941,9 @@ config_usage(FILE *out)
 		  "status 1.\n"
 		  "\n"
 		  "Exit status: 0 clean shutdown, 1 runtime failure, 2 bad arguments,\n"
-		  "3 database configuration or permission error, 4 Kafka configuration or fatal\n"
-		  "error, 5 a database position outside its partition (events lost; see\n"
-		  "--accept-position-loss).\n",
+		  "3 database configuration or permission error (the consumer group belongs to\n"
+		  "another role, or its positions to another Kafka cluster, included), 4 Kafka\n"
+		  "configuration or fatal error, 5 a database position outside its partition\n"
+		  "(events lost; see --accept-position-loss).\n",
 		  out);
 }
