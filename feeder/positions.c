@@ -213,12 +213,13 @@ positions_log_start(const char *topic, int32_t partition, int64_t offset,
  *		checked by the database against the one the positions were taken
  *		on; until a broker has answered, the positions wait).  A
  *		configuration error (the group is another role's, its positions are
- *		of another cluster) marks the feeder for exit 3.  Other failures are logged: the first
- *		of a run at warning level (a reconnection usually follows) unless
- *		the database answered refusing the role (class 28: 28P01 after a
- *		password rotation), then at error level whenever the SQLSTATE
- *		changes and every POSITIONS_RELOG_MS while the failures go on, so
- *		that a partition waiting for its start is never a silent wait.
+ *		of another cluster) marks the feeder for exit 3.  Other failures
+ *		are logged: the first of a run at warning level (a reconnection
+ *		usually follows) unless the database answered refusing the role
+ *		(class 28: 28P01 after a password rotation), then at error level
+ *		whenever the SQLSTATE changes and every POSITIONS_RELOG_MS while
+ *		the failures go on, so that a partition waiting for its start is
+ *		never a silent wait.
  */
 static db_error_class
 positions_read(feeder_app *app, db_conn *db, db_position **positions, int *n,

@@ -5,8 +5,10 @@
 # A feeder consumes a topic of the development Kafka (cluster id
 # "ro-dev-kafka") and stops: the database records the cluster's id and the
 # feeder's role as the group's owner.  Then the same group meets a second
-# development Kafka (cluster id "second-cluster") with the same topic name:
-# the feeder is refused at once (exit 3, event=database_config_error
+# development Kafka (cluster id "second-cluster") with the same topic name
+# and more messages per partition than the first's positions (so that
+# applying those positions there would skip the messages below them
+# without a word, as 1.1 did): the feeder is refused at once (exit 3, event=database_config_error
 # step=positions sqlstate=55000 naming both cluster ids, a hint naming
 # forget_consumer_positions), stores nothing, commits nothing to the second
 # cluster and leaves the first cluster's positions as they were.  Another
@@ -102,7 +104,7 @@ is "$(db_positions "$GROUP")" "$(cat "$E2E_TMP/positions.first")" "the other rol
 kafka_stop
 KAFKA_CLUSTER_ID=second-cluster kafka_start 1 "$E2E_TOPIC:2" || bail "could not start the second development Kafka"
 : >"$E2E_MANIFEST"
-produce_orders 101 130 || bail "kcat could not produce"
+produce_orders 101 250 || bail "kcat could not produce"
 feeder_start second "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 refused second
 tap_ok $? "on the second cluster the feeder exits 3 at once"
@@ -125,6 +127,6 @@ check "then the feeder stores the second cluster's topic" \
 	db_wait_caught_up "$GROUP" 60
 feeder_stop second
 is "$?" 0 "SIGTERM: the feeder exits 0"
-is "$(rows) $(group_row)" "130 $E2E_ROLE second-cluster" \
+is "$(rows) $(group_row)" "250 $E2E_ROLE second-cluster" \
 	"every order of both clusters is stored and the group now records the second cluster"
 tap_done
