@@ -489,6 +489,9 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 	batch.candidates = palloc(sizeof(BatchItem *) * Max(batch.count, 1));
 
 	SPI_connect();
+	/* the group's positions are the calling role's to move (groups.c) */
+	if (consumer_group != NULL)
+		RoGroupCheck(consumer_group, NULL);
 	batch.scratch = AllocSetContextCreate(CurrentMemoryContext,
 										  "received_orders batch parser",
 										  ALLOCSET_DEFAULT_SIZES);

@@ -7,7 +7,7 @@
  * received_orders.received_orders, one per order_id, with
  * INSERT ... ON CONFLICT (order_id) DO NOTHING.  event.c validates events,
  * store.c owns every SQL statement, materialize.c holds the SQL-callable
- * entry points.
+ * entry points, groups.c decides who may use a consumer group's positions.
  *
  *-------------------------------------------------------------------------
  */
@@ -143,5 +143,12 @@ extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
 									Datum *partitions, Datum *next_offsets,
 									int count);
 extern void RoStoreDeleteQuarantined(int64 id);
+extern bool RoStoreLookupGroup(text *consumer_group, char **owner_role,
+							   char **cluster_id);
+extern void RoStoreFillGroup(text *consumer_group, const char *owner_role,
+							 text *cluster_id);
+
+/* groups.c */
+extern void RoGroupCheck(text *consumer_group, text *cluster_id);
 
 #endif							/* RECEIVED_ORDERS_H */

@@ -174,6 +174,33 @@ static StorePlan advance_positions_plan = {
 	4, {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID}
 };
 
+/*
+ * A consumer group's owner and Kafka cluster (groups.c decides with them).
+ */
+static StorePlan group_lookup_plan = {
+	"SELECT g.owner_role, g.kafka_cluster_id"
+	" FROM " RO_SCHEMA ".received_orders_consumer_groups g"
+	" WHERE g.consumer_group OPERATOR(pg_catalog.=) $1",
+	1, {TEXTOID}
+};
+
+/*
+ * Fill what a consumer group lacks: its owner ($2, NULL for none) if it has
+ * none, its Kafka cluster ($3, NULL for none) if none is recorded.  Never
+ * replaces a value: two roles claiming at once, the second finds the first's.
+ */
+static StorePlan group_fill_plan = {
+	"INSERT INTO " RO_SCHEMA ".received_orders_consumer_groups AS g"
+	" (consumer_group, owner_role, kafka_cluster_id) VALUES ($1, $2, $3)"
+	" ON CONFLICT ON CONSTRAINT received_orders_consumer_groups_pkey"
+	" DO UPDATE SET owner_role = COALESCE(g.owner_role, EXCLUDED.owner_role),"
+	"  kafka_cluster_id = COALESCE(g.kafka_cluster_id, EXCLUDED.kafka_cluster_id),"
+	"  updated_at = pg_catalog.now()"
+	" WHERE (g.owner_role IS NULL AND EXCLUDED.owner_role IS NOT NULL)"
+	"  OR (g.kafka_cluster_id IS NULL AND EXCLUDED.kafka_cluster_id IS NOT NULL)",
+	3, {TEXTOID, NAMEOID, TEXTOID}
+};
+
 static int	StoreExecute(StorePlan *plan, Datum *values, const char *nulls,
 						 int expected);
 static ArrayType *StoreUuidArray(pg_uuid_t *const *uuids, int count);
@@ -562,4 +589,60 @@ RoStoreInsertsSuppressible(void)
 	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 						   &isnull);
 	return !isnull && DatumGetBool(result);
+}
+
+/*
+ * RoStoreLookupGroup
+ *		A consumer group's owner and Kafka cluster id, NULL where none is
+ *		recorded (palloc'd in the current context, valid until SPI_finish);
+ *		false when the group has no row.
+ */
+bool
+RoStoreLookupGroup(text *consumer_group, char **owner_role, char **cluster_id)
+{
+	Datum		values[1];
+
+	*owner_role = NULL;
+	*cluster_id = NULL;
+	values[0] = PointerGetDatum(consumer_group);
+	StoreExecute(&group_lookup_plan, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		return false;
+	}
+	*owner_role = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	*cluster_id = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	SPI_freetuptable(SPI_tuptable);
+	return true;
+}
+
+/*
+ * RoStoreFillGroup
+ *		Record a consumer group's owner and Kafka cluster id where it has
+ *		none (either may be NULL: left as it is).
+ */
+void
+RoStoreFillGroup(text *consumer_group, const char *owner_role,
+				 text *cluster_id)
+{
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	NameData	owner;
+
+	values[0] = PointerGetDatum(consumer_group);
+	if (owner_role != NULL)
+	{
+		namestrcpy(&owner, owner_role);
+		values[1] = NameGetDatum(&owner);
+	}
+	else
+	{
+		values[1] = (Datum) 0;
+		nulls[1] = 'n';
+	}
+	values[2] = PointerGetDatum(cluster_id);
+	if (cluster_id == NULL)
+		nulls[2] = 'n';
+	StoreExecute(&group_fill_plan, values, nulls, SPI_OK_INSERT);
 }

@@ -18,7 +18,10 @@
  * It joins no group (kafka_committed.c), but a member of the group running
  * meanwhile would move the positions and the committed offsets under it:
  * the group's feeders must be stopped.  Everything is read from Kafka
- * before anything is written, so a Kafka failure writes nothing.
+ * before anything is written, so a Kafka failure writes nothing; the
+ * database's positions are read with the cluster's id, as the feeder reads
+ * them (consumer_positions: the group must be this role's, and of this
+ * cluster).
  *
  * One line per partition: event=position_adopted (the database had none,
  * now has Kafka's committed offset), event=position_kept (the database has
@@ -130,7 +133,8 @@ adopt_log_partition(const char *event, const char *group,
  *		what happened.  DB_ERR_NONE, or the class of the failure in err.
  */
 static db_error_class
-adopt_partition(db_conn *db, const char *group, const kafka_committed_offset *k,
+adopt_partition(db_conn *db, const char *group, const char *cluster_id,
+				const kafka_committed_offset *k,
 				const db_position *positions, int n, const char **event,
 				db_error *err)
 {
@@ -154,7 +158,7 @@ adopt_partition(db_conn *db, const char *group, const kafka_committed_offset *k,
 		db_position *now;
 		int			nnow;
 
-		cls = db_read_positions(db, &now, &nnow, err);
+		cls = db_read_positions(db, cluster_id, &now, &nnow, err);
 		if (cls != DB_ERR_NONE)
 			return cls;
 		db_next = adopt_find(now, nnow, k->topic, k->partition);
@@ -186,6 +190,7 @@ adopt_kafka_offsets(const feeder_config *cfg, rd_kafka_conf_t *conf)
 				rc = FEEDER_EXIT_OK,
 				i;
 	char		kerr[512];
+	char		cluster_id[256];
 	log_line	line;
 
 	memset(&stats, 0, sizeof(stats));
@@ -197,8 +202,7 @@ adopt_kafka_offsets(const feeder_config *cfg, rd_kafka_conf_t *conf)
 		return FEEDER_EXIT_RUNTIME;
 	}
 	db_set_adopt(db);
-	if (db_connect(db, &err) != DB_ERR_NONE ||
-		db_read_positions(db, &positions, &npositions, &err) != DB_ERR_NONE)
+	if (db_connect(db, &err) != DB_ERR_NONE)
 	{
 		rd_kafka_conf_destroy(conf);
 		rc = adopt_log_db_failure(&err);
@@ -206,22 +210,28 @@ adopt_kafka_offsets(const feeder_config *cfg, rd_kafka_conf_t *conf)
 		return rc;
 	}
 	if (kafka_read_committed(conf, cfg->topics, cfg->ntopics, &offsets, &noffsets,
-							 kerr, sizeof(kerr)) != 0)
+							 cluster_id, sizeof(cluster_id), kerr, sizeof(kerr)) != 0)
 	{
 		log_begin(&line, LOG_FATAL, "adoption_failed");
 		log_kv_str(&line, "step", "kafka");
 		log_kv_str(&line, "error", kerr);
 		log_kv_str(&line, "action", "nothing adopted");
 		log_end(&line);
-		db_free_positions(positions, npositions);
 		db_free(db);
 		return FEEDER_EXIT_KAFKA;
+	}
+	if (db_read_positions(db, cluster_id, &positions, &npositions, &err) != DB_ERR_NONE)
+	{
+		rc = adopt_log_db_failure(&err);
+		free(offsets);
+		db_free(db);
+		return rc;
 	}
 	for (i = 0; i < noffsets; i++)
 	{
 		const char *event = NULL;
 
-		if (adopt_partition(db, cfg->group, &offsets[i], positions, npositions,
+		if (adopt_partition(db, cfg->group, cluster_id, &offsets[i], positions, npositions,
 							&event, &err) != DB_ERR_NONE)
 		{
 			rc = adopt_log_db_failure(&err);

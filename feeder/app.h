@@ -42,6 +42,7 @@ typedef struct feeder_app
 	int			positions_failing;	/* failed reads of positions in a row */
 	char		positions_fail_sqlstate[6];	/* SQLSTATE of the last one logged */
 	int64_t		positions_logged_ms;	/* when a failure was last logged */
+	char		kafka_cluster[256];	/* the Kafka cluster id last logged */
 	int			positions_fatal;	/* a position out of range: exit 5 */
 	int64_t		next_positions_ms;	/* next idle positions check */
 	int64_t		next_lanes_ms;	/* next look for lanes to open (loop_open_lanes) */

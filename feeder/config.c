@@ -984,10 +984,11 @@ config_usage(FILE *out)
 		  "status 1.\n"
 		  "\n"
 		  "Exit status: 0 clean shutdown, 1 runtime failure, 2 bad arguments,\n"
-		  "3 database configuration or permission error, 4 Kafka configuration or fatal\n"
-		  "error, 5 a database position outside its partition (events lost; see\n"
-		  "--accept-position-loss).  --adopt-kafka-offsets: 0 done, 1 the database could\n"
-		  "not be reached or written, 2, 3 as above, 4 Kafka could not be read (nothing\n"
-		  "written).\n",
+		  "3 database configuration or permission error (the consumer group belongs to\n"
+		  "another role, or its positions to another Kafka cluster, included), 4 Kafka\n"
+		  "configuration or fatal error, 5 a database position outside its partition\n"
+		  "(events lost; see --accept-position-loss).  --adopt-kafka-offsets: 0 done, 1\n"
+		  "the database could not be reached or written, 2, 3 as above, 4 Kafka could\n"
+		  "not be read (nothing written).\n",
 		  out);
 }

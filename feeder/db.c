@@ -96,9 +96,14 @@ static const Oid db_outbox_param_types[] = {
 #define DB_ADOPT_SQL \
 	"SELECT received_orders.adopt_consumer_position($1, $2, $3::int4, $4::int8)"
 
+/*
+ * The positions, checked on the way: the group must be the feeder's role's
+ * (or unclaimed: then it claims it) and of the Kafka cluster it is
+ * connected to (or of none yet: then it is recorded).
+ */
 #define DB_POSITIONS_SQL \
 	"SELECT kafka_topic, kafka_partition, next_offset " \
-	"FROM received_orders.consumer_positions($1)"
+	"FROM received_orders.consumer_positions($1, $2)"
 
 struct db_conn
 {
@@ -1135,16 +1140,39 @@ db_check_idle(db_conn *db, db_error *err)
 }
 
 /*
+ * db_take_server_advice
+ *		For a refusal whose remedy only the server knows (the group belongs
+ *		to another role, its positions are of another Kafka cluster): the
+ *		server's detail joins the message and its hint replaces the
+ *		feeder's generic one.
+ */
+static void
+db_take_server_advice(const PGresult *res, db_error *err)
+{
+	const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+	const char *hint = PQresultErrorField(res, PG_DIAG_MESSAGE_HINT);
+	size_t		len = strlen(err->message);
+
+	if (detail != NULL && len + 3 < sizeof(err->message))
+		snprintf(err->message + len, sizeof(err->message) - len, ": %s", detail);
+	if (hint != NULL)
+		snprintf(err->hint, sizeof(err->hint), "%s", hint);
+}
+
+/*
  * db_read_positions
- *		The database's positions of the feeder's consumer group, one query,
- *		connecting first if needed (a new connection counts as a new
- *		session).  On DB_ERR_NONE *out holds *n entries to release with
- *		db_free_positions; otherwise err says why.
+ *		The database's positions of the feeder's consumer group, for the
+ *		Kafka cluster of id cluster_id, one query, connecting first if
+ *		needed (a new connection counts as a new session).  On DB_ERR_NONE
+ *		*out holds *n entries to release with db_free_positions; otherwise
+ *		err says why: DB_ERR_FATAL when the group is another role's or its
+ *		positions are of another cluster.
  */
 db_error_class
-db_read_positions(db_conn *db, db_position **out, int *n, db_error *err)
+db_read_positions(db_conn *db, const char *cluster_id, db_position **out,
+				  int *n, db_error *err)
 {
-	const char *params[1] = {db->group};
+	const char *params[2] = {db->group, cluster_id};
 	PGresult   *res;
 	db_position *positions;
 	int			rows,
@@ -1161,10 +1189,16 @@ db_read_positions(db_conn *db, db_position **out, int *n, db_error *err)
 		if (cls != DB_ERR_NONE)
 			return cls;
 	}
-	res = PQexecParams(db->conn, DB_POSITIONS_SQL, 1, NULL, params, NULL, NULL, 0);
+	res = PQexecParams(db->conn, DB_POSITIONS_SQL, 2, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQnfields(res) != 3)
 	{
 		db_error_class cls = db_fill_error(db->conn, res, "positions", err);
+
+		if (db_positions_refused(err->sqlstate))
+		{
+			cls = err->cls = DB_ERR_FATAL;
+			db_take_server_advice(res, err);
+		}
 
 		PQclear(res);
 		if (!db_connected(db))

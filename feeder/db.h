@@ -66,7 +66,8 @@ extern void db_set_index(db_conn *db, int index);
 extern void db_set_timeouts(db_conn *db, int statement_timeout_ms, int lock_timeout_ms);
 extern int	db_connected(const db_conn *db);
 extern uint64_t db_session(const db_conn *db);
-extern db_error_class db_read_positions(db_conn *db, db_position **out, int *n,
+extern db_error_class db_read_positions(db_conn *db, const char *cluster_id,
+										db_position **out, int *n,
 										db_error *err);
 extern void db_free_positions(db_position *positions, int n);
 extern db_error_class db_restart_position(db_conn *db, const char *topic,

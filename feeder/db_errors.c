@@ -18,7 +18,9 @@
  * 42 (42501 insufficient privilege, 42883 function missing or of another
  * signature, and the rest of the class: the extension does not match),
  * 09000 (a trigger or row level security suppresses the inserts: every
- * retry would fail the same way).
+ * retry would fail the same way).  Reading the positions, 55000 too: the
+ * consumer group's positions were taken on another Kafka cluster
+ * (db_positions_refused).
  *
  * Anything else is "other": the batch function pins on an element only the
  * errors an event's data can cause, so any other error (a dropped index,
@@ -79,6 +81,21 @@ db_classify_sqlstate(const char *s)
 		return DB_ERR_FATAL;
 
 	return DB_ERR_OTHER;
+}
+
+/*
+ * db_positions_refused
+ *		Whether the database refused to give the feeder its group's
+ *		positions for good: the group belongs to a role whose privileges the
+ *		feeder's role lacks (42501), or its positions were taken on another
+ *		Kafka cluster (55000, raised only by the positions' check).  Either
+ *		is a configuration error: exit 3, nothing read, nothing written.
+ */
+int
+db_positions_refused(const char *sqlstate)
+{
+	return sqlstate != NULL &&
+		(strcmp(sqlstate, "42501") == 0 || strcmp(sqlstate, "55000") == 0);
 }
 
 /*
@@ -298,7 +315,9 @@ db_fatal_hint(const char *s)
 	if (strcmp(s, "3F000") == 0 || strcmp(s, "42883") == 0)
 		return "install the extension in this database as a superuser: CREATE EXTENSION received_orders (or update it to this feeder's version: ALTER EXTENSION received_orders UPDATE)";
 	if (strcmp(s, "42501") == 0)
-		return "GRANT USAGE ON SCHEMA received_orders and EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]), received_orders.consumer_positions(text), received_orders.restart_position(text, text, integer, bigint, bigint) to the feeder's role (and CONNECT on the database)";
+		return "GRANT USAGE ON SCHEMA received_orders and EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]), received_orders.consumer_positions(text, text), received_orders.restart_position(text, text, integer, bigint, bigint) to the feeder's role (and CONNECT on the database); if the consumer group belongs to another role, use another --group or have a superuser run received_orders.set_consumer_group_owner()";
+	if (strcmp(s, "55000") == 0)
+		return "the consumer group's positions were taken on another Kafka cluster: point the feeder at that cluster, or, if the group really moved, forget its positions with received_orders.forget_consumer_positions(group), or use another --group";
 	if (strcmp(s, "42P10") == 0)
 		return "INSERT ... ON CONFLICT found no unique constraint to use: a primary key or unique constraint of the extension's tables was dropped (received_orders.received_orders needs its primary key on order_id); compare the tables with a database where the extension was freshly created and restore the constraint";
 	if (strncmp(s, "42", 2) == 0)

@@ -51,6 +51,7 @@ extern db_error_class db_classify_sqlstate(const char *sqlstate);
 extern db_retry_reason db_retry_reason_of(const char *sqlstate, const char *step);
 extern const char *db_retry_reason_name(db_retry_reason reason);
 extern int	db_size_caused(const char *sqlstate);
+extern int	db_positions_refused(const char *sqlstate);
 extern void db_connect_sqlstate(const char *message, char out[6]);
 extern db_tls_failure db_connect_tls_failure(const char *message);
 extern const char *db_tls_hint(db_tls_failure failure);

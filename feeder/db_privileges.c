@@ -154,7 +154,7 @@ db_check_privileges(PGconn *conn, const char *batch_signature, db_error *err)
 	for (i = 0; i < n; i++)
 	{
 		db_error_class cls = db_check_function(conn, signatures[i], grants,
-											   batch_signature ? "1.1" : "1.2",
+											   "1.2",
 											   err);
 
 		if (cls != DB_ERR_NONE)

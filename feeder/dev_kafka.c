@@ -9,8 +9,9 @@
  * cluster.  Three modes:
  *
  *	ro-dev-kafka --brokers N --topic NAME:PARTITIONS [--topic ...]
- *		[--bootstrap-file FILE] [--control FIFO | --no-stdin]
- *		runs the cluster, prints "bootstrap=HOST:PORT,..." (and writes the
+ *		[--cluster-id ID] [--bootstrap-file FILE] [--control FIFO | --no-stdin]
+ *		runs the cluster (whose Metadata reports cluster id ID, by default
+ *		"ro-dev-kafka": the same across restarts, as a real cluster's), prints "bootstrap=HOST:PORT,..." (and writes the
  *		same line to FILE once it is complete), then executes one command
  *		per line from stdin (or from FIFO): "down ID", "up ID" (ID -1: every
  *		broker), "leader TOPIC PARTITION ID", "coordinator group GROUP ID",
@@ -26,6 +27,14 @@
  *
  *	ro-dev-kafka --end-offsets --bootstrap BOOT --topic T
  *		prints "T PARTITION LOW_WATERMARK HIGH_WATERMARK" per partition.
+ *
+ * The mock cluster names itself "mockCluster" and a hexadecimal number made
+ * of two of its pointers: another id at every start, which would make
+ * every restart look like a move to another cluster (the feeder compares
+ * the cluster id with the one its positions were taken on).  librdkafka has
+ * no call to set it; devkafka_set_cluster_id writes it where librdkafka 2.x
+ * keeps it, the first member of the cluster's struct (char id[32]), after
+ * checking that a generated id is there.
  *
  * Known traits of librdkafka 2.0.2's mock cluster: it keeps only about
  * 5 MiB per partition and drops older messages silently; broker "down"
@@ -55,6 +64,9 @@
 #define DEVKAFKA_MAX_TOPICS 64
 #define DEVKAFKA_LINE_MAX 1024
 #define DEVKAFKA_TIMEOUT_MS 10000
+#define DEVKAFKA_DEFAULT_CLUSTER_ID "ro-dev-kafka"
+/* rdkafka_mock_int.h, librdkafka 2.x: struct rd_kafka_mock_cluster_s { char id[32]; ... } */
+#define DEVKAFKA_CLUSTER_ID_SIZE 32
 
 typedef enum devkafka_mode
 {
@@ -75,6 +87,7 @@ typedef struct devkafka_options
 	int			brokers;
 	devkafka_topic topics[DEVKAFKA_MAX_TOPICS];
 	int			ntopics;
+	const char *cluster_id;		/* NULL: DEVKAFKA_DEFAULT_CLUSTER_ID */
 	const char *bootstrap_file;
 	const char *control_fifo;
 	int			no_stdin;
@@ -93,7 +106,8 @@ devkafka_usage(FILE *out)
 {
 	fprintf(out,
 			"usage: ro-dev-kafka --brokers N --topic NAME:PARTITIONS [--topic ...]\n"
-			"                    [--bootstrap-file FILE] [--control FIFO | --no-stdin]\n"
+			"                    [--cluster-id ID] [--bootstrap-file FILE]\n"
+			"                    [--control FIFO | --no-stdin]\n"
 			"       ro-dev-kafka --committed --bootstrap BOOT --group G --topic T\n"
 			"       ro-dev-kafka --end-offsets --bootstrap BOOT --topic T\n"
 			"commands (stdin or FIFO): down ID | up ID | leader TOPIC PARTITION ID |\n"
@@ -197,6 +211,17 @@ devkafka_parse_args(devkafka_options *opts, int argc, char **argv)
 											   1, 64, "invalid broker count");
 		else if (strcmp(arg, "--topic") == 0)
 			devkafka_parse_topic(opts, devkafka_option_value(argc, argv, &i));
+		else if (strcmp(arg, "--cluster-id") == 0)
+		{
+			opts->cluster_id = devkafka_option_value(argc, argv, &i);
+			if (opts->cluster_id[0] == '\0' ||
+				strlen(opts->cluster_id) >= DEVKAFKA_CLUSTER_ID_SIZE ||
+				strspn(opts->cluster_id,
+					   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+				strlen(opts->cluster_id))
+				devkafka_fail_usage("a cluster id has 1 to 31 letters, digits, '-', '_' or '.'",
+									opts->cluster_id);
+		}
 		else if (strcmp(arg, "--bootstrap-file") == 0)
 			opts->bootstrap_file = devkafka_option_value(argc, argv, &i);
 		else if (strcmp(arg, "--control") == 0)
@@ -509,6 +534,30 @@ devkafka_serve_commands(rd_kafka_mock_cluster_t *mcluster, int brokers, int fd)
 }
 
 /*
+ * devkafka_set_cluster_id
+ *		Make the mock cluster report id in its Metadata responses (see the
+ *		file header).  Only where librdkafka's generated id ("mockCluster"
+ *		and hexadecimal digits) is found, so that another layout of the
+ *		struct is never written over; 0 when it was not.  Called before the bootstrap list is announced: no client can
+ *		ask meanwhile.
+ */
+static int
+devkafka_set_cluster_id(rd_kafka_mock_cluster_t *mcluster, const char *id)
+{
+	char	   *field = (char *) mcluster;
+	const char *end = memchr(field, '\0', DEVKAFKA_CLUSTER_ID_SIZE);
+	size_t		prefix = strlen("mockCluster");
+
+	if (end == NULL || (size_t) (end - field) <= prefix ||
+		strncmp(field, "mockCluster", prefix) != 0 ||
+		strspn(field + prefix, "0123456789abcdef") != (size_t) (end - field) - prefix)
+		return 0;
+	memset(field, 0, DEVKAFKA_CLUSTER_ID_SIZE);
+	memcpy(field, id, strlen(id));
+	return 1;
+}
+
+/*
  * devkafka_run_cluster
  *		Cluster mode: create the mock cluster and its topics, announce the
  *		bootstrap list, serve commands, tear down.
@@ -529,6 +578,20 @@ devkafka_run_cluster(const devkafka_options *opts)
 		fprintf(stderr, "ro-dev-kafka: could not create the mock cluster\n");
 		rd_kafka_destroy(owner);
 		return 1;
+	}
+
+	if (!devkafka_set_cluster_id(mcluster, opts->cluster_id ?
+								 opts->cluster_id : DEVKAFKA_DEFAULT_CLUSTER_ID))
+	{
+		/* only an explicit id is a promise; the default is a convenience */
+		fprintf(stderr, "ro-dev-kafka: %s: this librdkafka's mock cluster keeps its id elsewhere; it reports its own, another at every start\n",
+				opts->cluster_id ? "cannot set the cluster id" : "warning");
+		if (opts->cluster_id)
+		{
+			rd_kafka_mock_cluster_destroy(mcluster);
+			rd_kafka_destroy(owner);
+			return 1;
+		}
 	}
 
 	for (int i = 0; i < opts->ntopics; i++)

@@ -691,6 +691,27 @@ kafka_watermarks(kafka_consumer *kc, const char *topic, int32_t partition,
 }
 
 /*
+ * kafka_cluster_id
+ *		The cluster id the brokers report (Metadata's ClusterId), from
+ *		librdkafka's cached metadata (there as soon as any metadata arrived:
+ *		always before an assignment) or, when none has arrived yet, waiting
+ *		at most 1 s for it; malloc'd, NULL when it is not known (brokers
+ *		unreachable so far).
+ */
+char *
+kafka_cluster_id(kafka_consumer *kc)
+{
+	char	   *id = rd_kafka_clusterid(kc->rk, 1000);
+	char	   *copy;
+
+	if (id == NULL)
+		return NULL;
+	copy = strdup(id);
+	rd_kafka_mem_free(kc->rk, id);
+	return copy;
+}
+
+/*
  * kafka_store_starts
  *		Store, for the next commit, the start offset of every partition
  *		started at the database's position (outside the rebalance callback,

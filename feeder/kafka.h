@@ -65,6 +65,7 @@ extern int	kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out);
 extern int	kafka_waiting_start(const kafka_consumer *kc);
 extern int	kafka_start_partition(kafka_consumer *kc, const char *topic,
 								  int32_t partition, int64_t offset);
+extern char *kafka_cluster_id(kafka_consumer *kc);
 extern int	kafka_watermarks(kafka_consumer *kc, const char *topic, int32_t partition,
 							 int64_t *low, int64_t *high);
 extern int	kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out);
@@ -84,6 +85,7 @@ extern int	kafka_fatal(const kafka_consumer *kc);
 extern void kafka_close(kafka_consumer *kc);
 extern int	kafka_read_committed(rd_kafka_conf_t *conf, char *const *topics, int ntopics,
 								 kafka_committed_offset **out, int *n,
+								 char *cluster_id, size_t cluster_idlen,
 								 char *err, size_t errlen);
 
 #endif							/* FEEDER_KAFKA_H */

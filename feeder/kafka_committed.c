@@ -79,14 +79,16 @@ kafka_committed_cmp(const void *a, const void *b)
  * kafka_read_committed
  *		The group's committed offset (-1: none) of every partition of the
  *		topics, in *out (*n entries, by topic and partition; release with
- *		free(), the topic names point into topics).  conf is consumed.  0 on
+ *		free(), the topic names point into topics), and the cluster's id in
+ *		cluster_id.  conf is consumed.  0 on
  *		success; -1 with err filled when the client could not be created,
  *		a topic's partitions or the offsets could not be read: nothing is
  *		returned then.
  */
 int
 kafka_read_committed(rd_kafka_conf_t *conf, char *const *topics, int ntopics,
-					 kafka_committed_offset **out, int *n, char *err, size_t errlen)
+					 kafka_committed_offset **out, int *n, char *cluster_id,
+					 size_t cluster_idlen, char *err, size_t errlen)
 {
 	rd_kafka_t *rk;
 	const struct rd_kafka_metadata *md = NULL;
@@ -118,6 +120,22 @@ kafka_read_committed(rd_kafka_conf_t *conf, char *const *topics, int ntopics,
 		rc = kafka_committed_partitions(md, topics[i], list, err, errlen);
 	if (md)
 		rd_kafka_metadata_destroy(md);
+	if (rc == 0)
+	{
+		/* the positions adopted are this cluster's (consumer_positions) */
+		char	   *id = rd_kafka_clusterid(rk, KAFKA_COMMITTED_TIMEOUT_MS);
+
+		if (id == NULL)
+		{
+			snprintf(err, errlen, "could not read the cluster's id");
+			rc = -1;
+		}
+		else
+		{
+			snprintf(cluster_id, cluster_idlen, "%s", id);
+			rd_kafka_mem_free(rk, id);
+		}
+	}
 	if (rc == 0 && list->cnt > 0)
 	{
 		rerr = rd_kafka_committed(rk, list, KAFKA_COMMITTED_TIMEOUT_MS);

@@ -210,20 +210,53 @@ positions_log_start(const char *topic, int32_t partition, int64_t offset,
 
 /*
  * positions_read
- *		The group's positions from the database.  A configuration error
- *		marks the feeder for exit 3.  Other failures are logged: the first
- *		of a run at warning level (a reconnection usually follows) unless
- *		the database answered refusing the role (class 28: 28P01 after a
- *		password rotation), then at error level whenever the SQLSTATE
- *		changes and every POSITIONS_RELOG_MS while the failures go on, so
- *		that a partition waiting for its start is never a silent wait.
+ *		The group's positions from the database, for the Kafka cluster the
+ *		feeder is connected to (its id, from the brokers' metadata, is
+ *		checked by the database against the one the positions were taken
+ *		on; until a broker has answered, the positions wait).  A
+ *		configuration error (the group is another role's, its positions are
+ *		of another cluster) marks the feeder for exit 3.  Other failures
+ *		are logged: the first of a run at warning level (a reconnection
+ *		usually follows) unless the database answered refusing the role
+ *		(class 28: 28P01 after a password rotation), then at error level
+ *		whenever the SQLSTATE changes and every POSITIONS_RELOG_MS while
+ *		the failures go on, so that a partition waiting for its start is
+ *		never a silent wait.
  */
 static db_error_class
 positions_read(feeder_app *app, db_conn *db, db_position **positions, int *n,
 			   db_error *err)
 {
-	db_error_class cls = db_read_positions(db, positions, n, err);
+	char	   *cluster_id = kafka_cluster_id(app->kc);
+	db_error_class cls;
 	int64_t		now;
+
+	if (cluster_id != NULL)
+	{
+		if (strcmp(cluster_id, app->kafka_cluster) != 0)
+		{
+			log_line	line;
+
+			log_begin(&line, LOG_INFO, "kafka_cluster");
+			log_kv_str(&line, "cluster_id", cluster_id);
+			log_end(&line);
+			snprintf(app->kafka_cluster, sizeof(app->kafka_cluster), "%s",
+					 cluster_id);
+		}
+		cls = db_read_positions(db, cluster_id, positions, n, err);
+	}
+	else
+	{
+		/* positions belong to one cluster: wait until it says which */
+		*positions = NULL;
+		*n = 0;
+		memset(err, 0, sizeof(*err));
+		cls = err->cls = DB_ERR_TRANSIENT;
+		err->step = "positions";
+		snprintf(err->message, sizeof(err->message), "%s",
+				 "the Kafka cluster's id is not known yet (no broker has answered)");
+	}
+	free(cluster_id);
 
 	if (cls == DB_ERR_NONE)
 	{

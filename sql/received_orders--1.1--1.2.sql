@@ -84,6 +84,8 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 			      HINT = 'The group and topic must not be empty; partition and offset must not be negative.';
 	END IF;
+	-- the group must be the caller's (see the consumer groups section below)
+	PERFORM received_orders.check_consumer_group(adopt_consumer_position.consumer_group, NULL);
 
 	INSERT INTO received_orders.received_orders_positions AS p
 		(consumer_group, kafka_topic, kafka_partition, next_offset)
@@ -98,3 +100,253 @@ REVOKE EXECUTE ON FUNCTION received_orders.adopt_consumer_position(text, text, i
 
 COMMENT ON FUNCTION received_orders.adopt_consumer_position(text, text, integer, bigint) IS
 	'Record a consumer group''s position on one partition only if it has none (Kafka''s committed offset, adopted once after the upgrade from 1.0); returns whether it was recorded';
+
+-- ---------------------------------------------------------------------------
+-- Consumer groups: who may use a group's positions, and on which Kafka
+-- cluster they were taken.
+--
+-- 1.1 let any role that may execute the batch function write any group's
+-- positions: with NULL values it moved another group's positions forwards
+-- (that group then skipped orders at its next start), restart_position moved
+-- them backwards and consumer_positions read them.  Now a group belongs to a
+-- role: the first role that writes or reads it (a superuser excepted) claims
+-- it, and only roles with the privileges of that role (itself, its members:
+-- GRANT owner TO other) may use it afterwards; a superuser may use every
+-- group, and set_consumer_group_owner() hands a group to another role.  The
+-- owner is kept by name, not by oid, so that the rows survive pg_dump and a
+-- restore into a cluster whose roles have other oids (or do not exist yet).
+--
+-- Positions are offsets of one Kafka cluster: the feeder hands the cluster
+-- id it is connected to (consumer_positions(group, cluster)) on every new
+-- session; the first one is recorded, a different one is refused.
+--
+-- Groups that already have positions are entered unclaimed: the first role
+-- to use each after the update claims it.  Check, right after the update,
+-- that every group is claimed by the role of its feeders (or set it first
+-- with set_consumer_group_owner).
+--
+-- After the update, the feeder's role needs EXECUTE on the overload it now
+-- calls:
+--   GRANT EXECUTE ON FUNCTION
+--     received_orders.consumer_positions(text, text)
+--   TO feeder;
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE received_orders.received_orders_consumer_groups (
+	consumer_group text NOT NULL,
+	owner_role name,
+	kafka_cluster_id text,
+	created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	CONSTRAINT received_orders_consumer_groups_pkey PRIMARY KEY (consumer_group),
+	CONSTRAINT received_orders_consumer_groups_group_check
+		CHECK (consumer_group OPERATOR(pg_catalog.<>) ''),
+	CONSTRAINT received_orders_consumer_groups_cluster_check
+		CHECK (kafka_cluster_id OPERATOR(pg_catalog.<>) '')
+);
+
+COMMENT ON TABLE received_orders.received_orders_consumer_groups IS
+	'Per consumer group: the role that owns its positions (NULL: not claimed yet) and the Kafka cluster they were taken on (NULL: not known yet)';
+COMMENT ON COLUMN received_orders.received_orders_consumer_groups.owner_role IS
+	'Name of the role whose privileges are needed to read or move the group''s positions; NULL until a role other than a superuser first uses the group';
+COMMENT ON COLUMN received_orders.received_orders_consumer_groups.kafka_cluster_id IS
+	'Cluster id of the Kafka cluster the positions were taken on, as the feeder first reported it; forget_consumer_positions(group) clears it';
+
+SELECT pg_catalog.pg_extension_config_dump('received_orders.received_orders_consumer_groups', '');
+
+REVOKE ALL ON received_orders.received_orders_consumer_groups FROM PUBLIC;
+
+INSERT INTO received_orders.received_orders_consumer_groups (consumer_group)
+SELECT DISTINCT p.consumer_group FROM received_orders.received_orders_positions p;
+
+-- The one decision, in C (groups.c): may the calling role (the session's,
+-- SET ROLE included, not a SECURITY DEFINER function's owner) use the
+-- group?  Claims an unclaimed group, records the cluster id when none is
+-- recorded; raises 42501 or 55000 otherwise.  For the extension's own
+-- functions: EXECUTE stays with the owner.
+CREATE FUNCTION received_orders.check_consumer_group(
+	consumer_group text,
+	kafka_cluster_id text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'check_consumer_group'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+REVOKE EXECUTE ON FUNCTION received_orders.check_consumer_group(text, text) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.check_consumer_group(text, text) IS
+	'Raise unless the calling role may use the consumer group (claiming it when unclaimed) and, given a Kafka cluster id, the group''s positions were taken on that cluster (recording it when none is)';
+
+-- consumer_positions reads a group's positions only for a role that may use
+-- it (and claims an unclaimed group): VOLATILE now.
+CREATE OR REPLACE FUNCTION received_orders.consumer_positions(consumer_group text)
+RETURNS TABLE (
+	kafka_topic text,
+	kafka_partition integer,
+	next_offset bigint,
+	updated_at timestamptz)
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM received_orders.check_consumer_group(consumer_positions.consumer_group, NULL);
+	RETURN QUERY
+	SELECT p.kafka_topic, p.kafka_partition, p.next_offset, p.updated_at
+	  FROM received_orders.received_orders_positions p
+	 WHERE p.consumer_group OPERATOR(pg_catalog.=) consumer_positions.consumer_group
+	 ORDER BY p.kafka_topic, p.kafka_partition;
+END
+$$;
+
+CREATE FUNCTION received_orders.consumer_positions(
+	consumer_group text,
+	kafka_cluster_id text)
+RETURNS TABLE (
+	kafka_topic text,
+	kafka_partition integer,
+	next_offset bigint,
+	updated_at timestamptz)
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF consumer_group IS NULL OR kafka_cluster_id IS NULL THEN
+		RAISE EXCEPTION 'consumer_group and kafka_cluster_id must not be null'
+			USING ERRCODE = 'null_value_not_allowed',
+			      HINT = 'Pass the cluster id the Kafka cluster reports (its Metadata''s ClusterId).';
+	END IF;
+	PERFORM received_orders.check_consumer_group(consumer_positions.consumer_group,
+	                                             consumer_positions.kafka_cluster_id);
+	RETURN QUERY
+	SELECT p.kafka_topic, p.kafka_partition, p.next_offset, p.updated_at
+	  FROM received_orders.received_orders_positions p
+	 WHERE p.consumer_group OPERATOR(pg_catalog.=) consumer_positions.consumer_group
+	 ORDER BY p.kafka_topic, p.kafka_partition;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.consumer_positions(text, text) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.consumer_positions(text, text) IS
+	'The next offset to read of every partition a consumer group has materialized, for a feeder connected to the Kafka cluster of that id: the first id is recorded, another one refused';
+
+CREATE OR REPLACE FUNCTION received_orders.restart_position(
+	consumer_group text,
+	kafka_topic text,
+	kafka_partition integer,
+	from_offset bigint,
+	to_offset bigint)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF consumer_group IS NULL OR kafka_topic IS NULL OR kafka_partition IS NULL
+	   OR from_offset IS NULL OR to_offset IS NULL THEN
+		RAISE EXCEPTION 'consumer_group, kafka_topic, kafka_partition, from_offset and to_offset must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF to_offset OPERATOR(pg_catalog.<) 0 OR to_offset OPERATOR(pg_catalog.>=) from_offset THEN
+		RAISE EXCEPTION 'a position can only be restarted backwards, not from % to %',
+			from_offset, to_offset
+			USING ERRCODE = 'invalid_parameter_value',
+			      HINT = 'Batches move positions forwards; set_consumer_position moves them anywhere.';
+	END IF;
+	PERFORM received_orders.check_consumer_group(restart_position.consumer_group, NULL);
+
+	UPDATE received_orders.received_orders_positions p
+	   SET next_offset = restart_position.to_offset, updated_at = pg_catalog.now()
+	 WHERE p.consumer_group OPERATOR(pg_catalog.=) restart_position.consumer_group
+	   AND p.kafka_topic OPERATOR(pg_catalog.=) restart_position.kafka_topic
+	   AND p.kafka_partition OPERATOR(pg_catalog.=) restart_position.kafka_partition
+	   AND p.next_offset OPERATOR(pg_catalog.=) restart_position.from_offset;
+	RETURN FOUND;
+END
+$$;
+
+-- Forgetting all of a group's positions also forgets the cluster they were
+-- taken on (the way to move a group to another Kafka cluster); the owner
+-- stays.
+CREATE OR REPLACE FUNCTION received_orders.forget_consumer_positions(
+	consumer_group text,
+	kafka_topic text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	forgotten bigint;
+BEGIN
+	IF consumer_group IS NULL THEN
+		RAISE EXCEPTION 'consumer_group must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+
+	DELETE FROM received_orders.received_orders_positions p
+	 WHERE p.consumer_group OPERATOR(pg_catalog.=) forget_consumer_positions.consumer_group
+	   AND (forget_consumer_positions.kafka_topic IS NULL
+	        OR p.kafka_topic OPERATOR(pg_catalog.=) forget_consumer_positions.kafka_topic);
+	GET DIAGNOSTICS forgotten = ROW_COUNT;
+	IF forget_consumer_positions.kafka_topic IS NULL THEN
+		UPDATE received_orders.received_orders_consumer_groups g
+		   SET kafka_cluster_id = NULL, updated_at = pg_catalog.now()
+		 WHERE g.consumer_group OPERATOR(pg_catalog.=) forget_consumer_positions.consumer_group
+		   AND g.kafka_cluster_id IS NOT NULL;
+	END IF;
+	RETURN forgotten;
+END
+$$;
+
+COMMENT ON FUNCTION received_orders.forget_consumer_positions(text, text) IS
+	'Forget a consumer group''s positions (of one topic, or all: then also the Kafka cluster they were taken on); returns how many were removed';
+
+-- Operators' tool, like set_consumer_position: hand a group to another role
+-- (NULL: unclaimed, the next role to use it claims it).
+CREATE FUNCTION received_orders.set_consumer_group_owner(
+	consumer_group text,
+	owner_role name)
+RETURNS name
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	previous name;
+BEGIN
+	IF consumer_group IS NULL OR consumer_group OPERATOR(pg_catalog.=) '' THEN
+		RAISE EXCEPTION 'consumer_group must not be null or empty'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF owner_role IS NOT NULL AND NOT EXISTS (
+	       SELECT FROM pg_catalog.pg_roles r
+	        WHERE r.rolname OPERATOR(pg_catalog.=) set_consumer_group_owner.owner_role) THEN
+		RAISE EXCEPTION 'role "%" does not exist', owner_role
+			USING ERRCODE = 'undefined_object';
+	END IF;
+
+	SELECT g.owner_role INTO previous
+	  FROM received_orders.received_orders_consumer_groups g
+	 WHERE g.consumer_group OPERATOR(pg_catalog.=) set_consumer_group_owner.consumer_group
+	   FOR UPDATE;
+
+	INSERT INTO received_orders.received_orders_consumer_groups AS g (consumer_group, owner_role)
+	VALUES (set_consumer_group_owner.consumer_group, set_consumer_group_owner.owner_role)
+	ON CONFLICT ON CONSTRAINT received_orders_consumer_groups_pkey
+	DO UPDATE SET owner_role = EXCLUDED.owner_role, updated_at = pg_catalog.now();
+
+	RAISE NOTICE 'consumer group "%" moved from owner % to %', consumer_group,
+		coalesce(pg_catalog.quote_ident(previous), 'none'),
+		coalesce(pg_catalog.quote_ident(owner_role), 'none');
+	RETURN previous;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.set_consumer_group_owner(text, name) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.set_consumer_group_owner(text, name) IS
+	'Make a role the owner of a consumer group''s positions (NULL: unclaimed); returns the previous owner';

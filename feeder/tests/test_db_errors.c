@@ -72,6 +72,25 @@ test_fatal(void **state)
 	assert_non_null(strstr(db_fatal_hint("42P01"), "extversion"));
 }
 
+/*
+ * Reading the positions, a refusal of the group (another role's, or of
+ * another Kafka cluster) ends the feeder; 55000 only there.
+ */
+static void
+test_positions_refused(void **state)
+{
+	(void) state;
+	assert_true(db_positions_refused("42501"));
+	assert_true(db_positions_refused("55000"));
+	assert_false(db_positions_refused("55P03"));
+	assert_false(db_positions_refused("42883"));
+	assert_false(db_positions_refused(""));
+	assert_false(db_positions_refused(NULL));
+	assert_int_equal(db_classify_sqlstate("55000"), DB_ERR_OTHER);
+	assert_non_null(strstr(db_fatal_hint("55000"), "forget_consumer_positions"));
+	assert_non_null(strstr(db_fatal_hint("42501"), "consumer_positions(text, text)"));
+}
+
 /* Everything else is "other", including near misses of the lists. */
 static void
 test_other(void **state)
@@ -283,6 +302,7 @@ main(void)
 		cmocka_unit_test(test_transient),
 		cmocka_unit_test(test_fatal),
 		cmocka_unit_test(test_other),
+		cmocka_unit_test(test_positions_refused),
 		cmocka_unit_test(test_connect_sqlstate),
 		cmocka_unit_test(test_connect_failures),
 		cmocka_unit_test(test_connect_tls),

@@ -4,7 +4,10 @@
 # received_orders_positions, updated_at included, comes back identically,
 # and the restored positions go on working: consumer_positions reads them, a
 # lower offset leaves them, a higher one advances them, restart_position
-# moves one back from its restored value.
+# moves one back from its restored value.  The consumer groups (1.2) come
+# back too: the owner by name (here one of a role this cluster does not
+# have, as after a restore into another cluster) and the Kafka cluster id,
+# which the restored database goes on enforcing.
 #
 # TAP on stdout.  Uses the harness's cluster, or starts its own when run alone.
 
@@ -27,6 +30,13 @@ positions() {
 		echo "positions of $1: query failed"
 }
 
+# groups DB — every row of received_orders_consumer_groups, all columns
+groups() {
+	pg_query "$1" "SET TimeZone = 'UTC';
+		SELECT g::text FROM received_orders.received_orders_consumer_groups g ORDER BY consumer_group" ||
+		echo "groups of $1: query failed"
+}
+
 # group_batch DB GROUP TOPIC PARTITION OFFSET... — one batch of the group
 # overload of NULL values (tombstones: outcome skipped) on one partition;
 # prints the outcomes
@@ -45,7 +55,7 @@ restore_into() {
 	pg_createdb "$1" && pg_restore --exit-on-error -d "$1" "$2"
 }
 
-tap_plan 13
+tap_plan 16
 
 pg_ensure_cluster >&2
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-dump.XXXXXX")
@@ -79,7 +89,13 @@ tap_is "$(pg_query "$SRC" "SELECT consumer_group, kafka_topic, kafka_partition, 
 	$'g1|orders|0|42\ng1|orders|1|8\ng1|orders-eu|0|4\ng2|orders|0|8\ng2|orders|3|12345678901' \
 	"the source holds five positions of two groups"
 
+tap_is "$(pg_query "$SRC" "INSERT INTO received_orders.received_orders_consumer_groups
+		(consumer_group, owner_role, kafka_cluster_id) VALUES ('g1', 'ro_dump_owner_elsewhere', 'cluster-a')
+		RETURNING consumer_group")" g1 \
+	"g1 is recorded with an owner (a role this cluster lacks) and a Kafka cluster"
+
 POSITIONS_BEFORE=$(positions "$SRC")
+GROUPS_BEFORE=$(groups "$SRC")
 ROWS_BEFORE=$(ro_snapshot "$SRC")
 
 tap_cmd "pg_dump -Fc of the source database succeeds" \
@@ -90,6 +106,13 @@ tap_cmd "pg_restore into a new empty database succeeds without error" \
 
 tap_is "$(positions "$DST")" "$POSITIONS_BEFORE" \
 	"every position is restored identically, updated_at included"
+
+tap_is "$(groups "$DST")" "$GROUPS_BEFORE" \
+	"every consumer group is restored identically, owner and cluster included"
+
+tap_like "$(pg_query "$DST" "SELECT * FROM received_orders.consumer_positions('g1', 'cluster-b')" 2>&1; echo "exit $?")" \
+	"has positions of another Kafka cluster.*exit [1-9]" \
+	"the restored database refuses g1's positions to another Kafka cluster"
 
 tap_is "$(ro_snapshot "$DST")" "$ROWS_BEFORE" \
 	"the orders and the quarantine are restored with them"

@@ -39,10 +39,10 @@ E2E_ROLE=
 E2E_PASSWORD=
 E2E_DSN=
 declare -A FEEDER_PIDS=()
-# the functions the feeder 1.1 calls, as regprocedure prints them: its role
+# the functions the feeder 1.2 calls, as regprocedure prints them: its role
 # is granted EXECUTE on these and on nothing else
 E2E_FEEDER_FUNCTIONS=(
-	'received_orders.consumer_positions(text)'
+	'received_orders.consumer_positions(text,text)'
 	'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])'
 	'received_orders.restart_position(text,text,integer,bigint,bigint)'
 )
@@ -56,6 +56,9 @@ E2E_NOT_FEEDER_FUNCTIONS=(
 	'received_orders.set_consumer_position(text,text,integer,bigint)'
 	'received_orders.forget_consumer_positions(text,text)'
 	'received_orders.adopt_consumer_position(text,text,integer,bigint)'
+	'received_orders.set_consumer_group_owner(text,name)'
+	'received_orders.check_consumer_group(text,text)'
+	'received_orders.consumer_positions(text)'
 )
 
 # ---------------------------------------------------------------- TAP
@@ -103,7 +106,7 @@ sql() {
 # e2e_setup_db — the suite's own database on the harness's cluster (or a
 # private one when the suite runs alone, or the one the suite pg_start'ed),
 # with the extension, the role the feeder logs in as and the feeder's DSN.
-# The role gets what the feeder 1.1 needs and nothing else: LOGIN, USAGE on
+# The role gets what the feeder 1.2 needs and nothing else: LOGIN, USAGE on
 # the schema, EXECUTE on the batch function with a consumer group,
 # consumer_positions and restart_position (see E2E_FEEDER_FUNCTIONS)
 e2e_setup_db() {
@@ -137,7 +140,7 @@ rows_at_least() {
 }
 
 # e2e_role_is_least_privilege — what the feeder's role can do is exactly
-# what the feeder 1.1 needs: no privilege on any table or sequence of the
+# what the feeder 1.2 needs: no privilege on any table or sequence of the
 # schema (the positions table included), EXECUTE granted explicitly on the
 # functions of E2E_FEEDER_FUNCTIONS and able to execute no other function of
 # the schema (through PUBLIC or otherwise: not 1.0's batch function, not

@@ -6,6 +6,10 @@
 # (pg.sh sources it).  Functions:
 #
 #   kafka_start BROKERS TOPIC:PARTITIONS [...]   start; exports KAFKA_BOOTSTRAP
+#                                                (cluster id $KAFKA_CLUSTER_ID, by
+#                                                default ro-dev-kafka's own,
+#                                                "ro-dev-kafka": the same
+#                                                after a restart)
 #   kafka_broker_down ID / kafka_broker_up ID    (-1 = every broker)
 #   kafka_command "LINE"                         any control command, waits for "ok"
 #                                                (e.g. "leader TOPIC PARTITION ID",
@@ -62,6 +66,7 @@ kafka_start() {
 	KAFKA_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ro-dev-kafka.XXXXXX") || return 1
 	mkfifo "$KAFKA_DIR/control" || return 1
 	"$bin" --brokers "$brokers" "${args[@]}" \
+		${KAFKA_CLUSTER_ID:+--cluster-id "$KAFKA_CLUSTER_ID"} \
 		--bootstrap-file "$KAFKA_DIR/bootstrap" \
 		--control "$KAFKA_DIR/control" \
 		>"$KAFKA_DIR/stdout" 2>"$KAFKA_DIR/stderr" </dev/null &

@@ -30,8 +30,9 @@ SELECT is(
 	'extension is not relocatable');
 SELECT has_schema('received_orders', 'schema received_orders exists');
 SELECT tables_are('received_orders',
-	ARRAY['received_orders', 'received_orders_quarantine', 'received_orders_positions']::name[],
-	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions');
+	ARRAY['received_orders', 'received_orders_quarantine', 'received_orders_positions',
+	      'received_orders_consumer_groups']::name[],
+	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups');
 
 -- Table received_orders ------------------------------------------------------
 
@@ -124,7 +125,9 @@ SELECT is(
 	(SELECT array_agg(p.oid::regprocedure::text ORDER BY p.oid::regprocedure::text)
 	   FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'received_orders'::regnamespace),
 	ARRAY['received_orders.adopt_consumer_position(text,text,integer,bigint)',
+	      'received_orders.check_consumer_group(text,text)',
 	      'received_orders.consumer_positions(text)',
+	      'received_orders.consumer_positions(text,text)',
 	      'received_orders.forget_consumer_positions(text,text)',
 	      'received_orders.materialize_order(jsonb)',
 	      'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])',
@@ -132,8 +135,9 @@ SELECT is(
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])',
 	      'received_orders.replay_quarantined(bigint)',
 	      'received_orders.restart_position(text,text,integer,bigint,bigint)',
+	      'received_orders.set_consumer_group_owner(text,name)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the nine functions of 1.1 and 1.2''s adopt_consumer_position');
+	'schema received_orders holds exactly the thirteen functions of 1.2 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner)');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

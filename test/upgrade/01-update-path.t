@@ -26,6 +26,8 @@ OLD=ro_upgrade_old_$$
 FRESH=ro_upgrade_fresh_$$
 BASE=1.0
 POSITIONS=1.1
+GROUPS=1.2
+MID=ro_upgrade_mid_$$
 ROLE=ro_upgrade_feeder_$$
 GROUP=upgrade-group
 
@@ -105,11 +107,18 @@ missing_objects() {
 			('received_orders_quarantine', 'message_digest', 'bytea', true, '1.1'),
 			('received_orders_quarantine', 'envelope', 'text', false, '1.1'),
 			('received_orders_quarantine', 'kafka_headers', 'jsonb', false, '1.1'),
-			('received_orders_quarantine', 'legacy_copy', 'integer', false, '1.1');
+			('received_orders_quarantine', 'legacy_copy', 'integer', false, '1.1'),
+			('received_orders_consumer_groups', 'consumer_group', 'text', true, '1.2'),
+			('received_orders_consumer_groups', 'owner_role', 'name', false, '1.2'),
+			('received_orders_consumer_groups', 'kafka_cluster_id', 'text', false, '1.2'),
+			('received_orders_consumer_groups', 'created_at', 'timestamp with time zone', true, '1.2'),
+			('received_orders_consumer_groups', 'updated_at', 'timestamp with time zone', true, '1.2');
 		CREATE TEMP VIEW want_defaults(tab, col, since) AS VALUES
 			('received_orders', 'received_at', '1.0'),
 			('received_orders_quarantine', 'quarantined_at', '1.0'),
-			('received_orders_positions', 'updated_at', '1.1');
+			('received_orders_positions', 'updated_at', '1.1'),
+			('received_orders_consumer_groups', 'created_at', '1.2'),
+			('received_orders_consumer_groups', 'updated_at', '1.2');
 		-- until: the first version without it (1.1 keeps a quarantine row per
 		-- message, not per coordinates)
 		CREATE TEMP VIEW want_keys(tab, kind, cols, since, until) AS VALUES
@@ -117,7 +126,8 @@ missing_objects() {
 			('received_orders_quarantine', 'primary key', ARRAY['id'], '1.0', NULL),
 			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset'], '1.0', '1.1'),
 			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset', 'message_digest', 'legacy_copy'], '1.1', NULL),
-			('received_orders_positions', 'primary key', ARRAY['consumer_group', 'kafka_topic', 'kafka_partition'], '1.1', NULL);
+			('received_orders_positions', 'primary key', ARRAY['consumer_group', 'kafka_topic', 'kafka_partition'], '1.1', NULL),
+			('received_orders_consumer_groups', 'primary key', ARRAY['consumer_group'], '1.2', NULL);
 		CREATE TEMP VIEW want_checks(tab, name, since) AS VALUES
 			('received_orders_positions', 'received_orders_positions_group_check', '1.1'),
 			('received_orders_positions', 'received_orders_positions_topic_check', '1.1'),
@@ -141,12 +151,16 @@ missing_objects() {
 			('received_orders.set_consumer_position(text,text,integer,bigint)', '1.1'),
 			('received_orders.forget_consumer_positions(text,text)', '1.1'),
 			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])', '1.1'),
-			('received_orders.adopt_consumer_position(text,text,integer,bigint)', '1.2');
+			('received_orders.adopt_consumer_position(text,text,integer,bigint)', '1.2'),
+			('received_orders.check_consumer_group(text,text)', '1.2'),
+			('received_orders.consumer_positions(text,text)', '1.2'),
+			('received_orders.set_consumer_group_owner(text,name)', '1.2');
 		CREATE TEMP VIEW want_dumped(rel, since) AS VALUES
 			('received_orders.received_orders', '1.0'),
 			('received_orders.received_orders_quarantine', '1.0'),
 			(pg_get_serial_sequence('received_orders.received_orders_quarantine', 'id'), '1.0'),
-			('received_orders.received_orders_positions', '1.1');
+			('received_orders.received_orders_positions', '1.1'),
+			('received_orders.received_orders_consumer_groups', '1.2');
 		-- the objects of the version under test: introduced by it or before
 		CREATE TEMP VIEW in_version(since) AS
 			SELECT DISTINCT v.since FROM (
@@ -227,12 +241,12 @@ insecure_functions() {
 		ORDER BY 1"
 }
 
-tap_plan 31
+tap_plan 33
 
 pg_ensure_cluster >&2
 # roles are the cluster's: dropped after the databases holding their grants
 ro_on_exit "psql -X -q -d postgres -c 'DROP ROLE IF EXISTS $ROLE' >/dev/null 2>&1"
-ro_on_exit "dropdb --if-exists $OLD 2>/dev/null; dropdb --if-exists $FRESH 2>/dev/null"
+ro_on_exit "dropdb --if-exists $OLD 2>/dev/null; dropdb --if-exists $FRESH 2>/dev/null; dropdb --if-exists $MID 2>/dev/null"
 
 DEFAULT=$(pg_query postgres "SELECT default_version FROM pg_available_extensions WHERE name = 'received_orders'")
 [[ -n $DEFAULT ]] || tap_bail "received_orders is not installed (no control file)"
@@ -385,6 +399,30 @@ else
 		"set_consumer_position NOTICE" "set_consumer_position NOTICE (none)"; do
 		tap_ok 0 "# SKIP $desc: default_version $DEFAULT predates $POSITIONS"
 	done
+fi
+
+# 1.2: consumer groups -----------------------------------------------------------------
+# A database at 1.1 with positions of two groups: the update enters both
+# groups unclaimed, and the first role to use one claims it.
+
+if version_at_least "$DEFAULT" "$GROUPS"; then
+	tap_is "$(create_at_version "$MID" "$POSITIONS" >/dev/null &&
+		pg_query "$MID" "SELECT received_orders.set_consumer_position('g-one', 't', 0, 5);
+			SELECT received_orders.set_consumer_position('g-two', 't', 0, 7);" >/dev/null &&
+		pg_query "$MID" "ALTER EXTENSION received_orders UPDATE" >/dev/null &&
+		pg_query "$MID" "SELECT consumer_group, coalesce(owner_role::text, '-'), coalesce(kafka_cluster_id, '-')
+			FROM received_orders.received_orders_consumer_groups ORDER BY 1")" \
+		$'g-one|-|-\ng-two|-|-' \
+		"the update from $POSITIONS enters every group of the positions, unclaimed and without a cluster"
+	tap_is "$(pg_query "$MID" "GRANT USAGE ON SCHEMA received_orders TO $ROLE;
+			GRANT EXECUTE ON FUNCTION received_orders.consumer_positions(text) TO $ROLE;" >/dev/null &&
+		pg_query "$MID" "SET ROLE $ROLE; SELECT next_offset FROM received_orders.consumer_positions('g-one')" &&
+		pg_query "$MID" "SELECT owner_role FROM received_orders.received_orders_consumer_groups WHERE consumer_group = 'g-one'")" \
+		"5"$'\n'"$ROLE" \
+		"a feeder's role of $POSITIONS reads an unclaimed group's positions and claims it"
+else
+	tap_ok 0 "# SKIP groups filled: default_version $DEFAULT predates $GROUPS"
+	tap_ok 0 "# SKIP unclaimed group claimed: default_version $DEFAULT predates $GROUPS"
 fi
 
 # The documented way to raise the event size limit (README, docs/operations.md):
