@@ -147,7 +147,7 @@ SELECT is(
 SELECT is_strict('received_orders', 'consumer_positions', ARRAY['text'],
 	'consumer_positions is STRICT');
 SELECT volatility_is('received_orders', 'consumer_positions', ARRAY['text'], 'volatile',
-	'consumer_positions is VOLATILE (1.2: it claims an unclaimed group, 11_consumer_groups.sql)');
+	'consumer_positions is VOLATILE (1.2: it claims an unclaimed group, 12_consumer_groups.sql)');
 
 SELECT has_function('received_orders', 'restart_position', ARRAY['text', 'text', 'integer', 'bigint', 'bigint'],
 	'function received_orders.restart_position(text, text, integer, bigint, bigint) exists');

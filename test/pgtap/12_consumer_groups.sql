@@ -1,4 +1,4 @@
--- 11_consumer_groups.sql — received_orders 1.2: a consumer group's positions
+-- 12_consumer_groups.sql — received_orders 1.2: a consumer group's positions
 -- belong to a role, and to one Kafka cluster.  The table
 -- received_orders_consumer_groups and the functions check_consumer_group,
 -- consumer_positions(group, cluster) and set_consumer_group_owner as the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 26-second-cluster-refused.t — a consumer group's positions belong to one
+# 31-second-cluster-refused.t — a consumer group's positions belong to one
 # Kafka cluster and to one role.
 #
 # A feeder consumes a topic of the development Kafka (cluster id
