@@ -97,7 +97,7 @@ kafka_committed "$GROUP" O >"$E2E_TMP/committed.before"
 adopt nogrant --topic O
 is "$?" 3 "without EXECUTE on adopt_consumer_position the command exits 3"
 check "its database_config_error names the GRANT to run" \
-	grep -qF "GRANT EXECUTE ON FUNCTION received_orders.consumer_positions(text), $ADOPT_SIG TO" "$E2E_TMP/nogrant.log"
+	grep -qF "GRANT EXECUTE ON FUNCTION received_orders.consumer_positions(text, text), $ADOPT_SIG TO" "$E2E_TMP/nogrant.log"
 sql "GRANT EXECUTE ON FUNCTION $ADOPT_SIG TO \"$E2E_ROLE\""
 
 # --- an unknown topic: exit 4, nothing written
