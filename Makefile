@@ -14,6 +14,7 @@ OBJS = \
 	extension/event_fast.o \
 	extension/store.o \
 	extension/envelope.o \
+	extension/frame.o \
 	extension/materialize.o
 
 # Install script of 1.0 and the update scripts (sql/received_orders--A--B.sql),

@@ -36,6 +36,10 @@
  * quarantined as received, with its envelope and the headers that
  * identified it, so that replay_quarantined can open it the same way.
  *
+ * The Schema Registry form (1.2, fourteen arguments) also takes what the
+ * feeder decoded of each value framed by a Schema Registry serializer
+ * (frame.c); the quarantine keeps the framed bytes with their schema id.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -58,6 +62,7 @@ PG_FUNCTION_INFO_V1(materialize_order);
 PG_FUNCTION_INFO_V1(materialize_orders);
 PG_FUNCTION_INFO_V1(materialize_orders_for_group);
 PG_FUNCTION_INFO_V1(materialize_orders_enveloped);
+PG_FUNCTION_INFO_V1(materialize_orders_framed);
 PG_FUNCTION_INFO_V1(replay_quarantined);
 
 /*
@@ -87,6 +92,8 @@ typedef struct BatchItem
 	RoOutcome	outcome;
 	int			sqlerrcode;		/* 0 unless rejected or conflict */
 	char	   *message;		/* NULL unless rejected or conflict */
+	bool		has_schema_id;	/* the Schema Registry form: a framed value */
+	int32		schema_id;
 } BatchItem;
 
 /* A batch: the elements and, for quarantine rows, their coordinates. */
@@ -119,6 +126,14 @@ typedef struct Batch
 	bool	   *types_null;
 	Datum	   *content_types;
 	bool	   *content_types_null;
+	/* the Schema Registry form only (frame.c) */
+	bool		framed;
+	Datum	   *decoded;
+	bool	   *decoded_null;
+	Datum	   *schema_ids;
+	bool	   *schema_ids_null;
+	Datum	   *decode_errors;
+	bool	   *decode_errors_null;
 } Batch;
 
 typedef void (*BatchStep) (Batch *batch, BatchItem *item);
@@ -154,6 +169,8 @@ static int	BatchLastOfPartitions(Batch *batch, int *last);
 static int	BatchLastOfPartitionsSorted(Batch *batch, int *last);
 static text *BatchGroupArgument(FunctionCallInfo fcinfo);
 static bool BatchOpenEnvelope(Batch *batch, BatchItem *item, int i);
+static bool BatchOpenFrame(Batch *batch, BatchItem *item, int i);
+static void BatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options);
 static bool BatchSelectType(Batch *batch, BatchItem *item, const char *type,
 							int type_len);
 static char *BatchOtherType(Batch *batch, const char *type, int type_len);
@@ -360,6 +377,47 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
 {
 	text	   *consumer_group = BatchGroupArgument(fcinfo);
 	Batch		options;
+
+	BatchOutboxOptions(fcinfo, &options);
+	return BatchRun(fcinfo, 1, consumer_group, &options);
+}
+
+/*
+ * materialize_orders(consumer_group text, kafka_values bytea[],
+ *					  kafka_topics text[], kafka_partitions integer[],
+ *					  kafka_offsets bigint[], kafka_keys bytea[],
+ *					  envelope text, event_type text, type_header text,
+ *					  message_types bytea[], content_types bytea[],
+ *					  decoded_values bytea[], value_schema_ids integer[],
+ *					  decode_errors text[])
+ *		RETURNS TABLE(position, order_id, outcome, sqlstate, message)
+ *
+ * The Schema Registry form (1.2): as the outbox form, for values framed by
+ * a Schema Registry serializer (frame.c).  An element's event is its
+ * decoded_values element (the feeder decoded an Avro value), or the JSON
+ * after the frame (a JSON Schema value); an element with a decode_errors
+ * element is rejected with that reason.  kafka_values are the bytes as
+ * received: the quarantine keeps them, with the schema id.
+ */
+Datum
+materialize_orders_framed(PG_FUNCTION_ARGS)
+{
+	text	   *consumer_group = BatchGroupArgument(fcinfo);
+	Batch		options;
+
+	BatchOutboxOptions(fcinfo, &options);
+	options.framed = true;
+	return BatchRun(fcinfo, 1, consumer_group, &options);
+}
+
+/*
+ * BatchOutboxOptions
+ *		The envelope, event type and type header of the outbox forms.
+ */
+static void
+BatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options_out)
+{
+	Batch		options;
 	char	   *name;
 
 	if (PG_ARGISNULL(6))
@@ -398,7 +456,7 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("type_header must have 1 to 255 bytes")));
-	return BatchRun(fcinfo, 1, consumer_group, &options);
+	*options_out = options;
 }
 
 /*
@@ -478,6 +536,16 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 						 BYTEAOID, &batch.content_types,
 						 &batch.content_types_null);
 	}
+	if (batch.framed)
+	{
+		BatchDeconstruct(&batch, fcinfo, first_arg + 10, "decoded_values",
+						 BYTEAOID, &batch.decoded, &batch.decoded_null);
+		BatchDeconstruct(&batch, fcinfo, first_arg + 11, "value_schema_ids",
+						 INT4OID, &batch.schema_ids, &batch.schema_ids_null);
+		BatchDeconstruct(&batch, fcinfo, first_arg + 12, "decode_errors",
+						 TEXTOID, &batch.decode_errors,
+						 &batch.decode_errors_null);
+	}
 	BatchCheckBounds(&batch);
 	if (consumer_group != NULL)
 		BatchCheckCoordinates(&batch);
@@ -528,6 +596,8 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 
 			item->data = VARDATA_ANY(value);
 			item->len = VARSIZE_ANY_EXHDR(value);
+			if (batch.framed && !BatchOpenFrame(&batch, item, i))
+				continue;
 			if (batch.enveloped && !BatchOpenEnvelope(&batch, item, i))
 				continue;
 			oldcontext = MemoryContextSwitchTo(batch.scratch);
@@ -592,6 +662,41 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 
 	SPI_finish();
 	return (Datum) 0;
+}
+
+/*
+ * BatchOpenFrame
+ *		For the Schema Registry form: item->data and item->len become the
+ *		event's bytes (frame.c), and the element keeps its schema id for
+ *		the quarantine.  Returns false when the element is rejected.
+ */
+static bool
+BatchOpenFrame(Batch *batch, BatchItem *item, int i)
+{
+	const char *decoded = NULL;
+	int			decoded_len = 0;
+	char	   *decode_error = NULL;
+	int32		given_id;
+	RoEventError err;
+
+	if (!batch->decoded_null[i])
+	{
+		bytea	   *value = DatumGetByteaPP(batch->decoded[i]);
+
+		decoded = VARDATA_ANY(value);
+		decoded_len = VARSIZE_ANY_EXHDR(value);
+	}
+	if (!batch->decode_errors_null[i])
+		decode_error = TextDatumGetCString(batch->decode_errors[i]);
+	if (!batch->schema_ids_null[i])
+		given_id = DatumGetInt32(batch->schema_ids[i]);
+	if (RoFrameOpen(item->data, item->len, decoded, decoded_len, decode_error,
+					batch->schema_ids_null[i] ? NULL : &given_id,
+					&item->schema_id, &item->has_schema_id,
+					&item->data, &item->len, &err))
+		return true;
+	BatchReject(item, err.sqlerrcode, err.message, err.detail);
+	return false;
 }
 
 /*
@@ -1164,7 +1269,8 @@ BatchQuarantine(Batch *batch)
 						  item->has_order_id ? &item->event.order_id : NULL,
 						  item->outcome, item->sqlerrcode, item->message,
 						  batch->enveloped ? RoEnvelopeName(batch->envelope) : NULL,
-						  batch->enveloped ? BatchHeadersJson(batch, i) : NULL);
+						  batch->enveloped ? BatchHeadersJson(batch, i) : NULL,
+						  item->has_schema_id ? &item->schema_id : NULL);
 	}
 }
 

@@ -36,7 +36,7 @@ typedef struct StorePlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[12];
+	Oid			argtypes[13];
 	SPIPlanPtr	plan;
 } StorePlan;
 
@@ -85,26 +85,36 @@ static StorePlan lookup_many_plan = {
 	" THEN pg_catalog.substring($" #n ", 1, " CppAsString2(RO_QUARANTINE_PREFIX_BYTES) ")" \
 	" ELSE $" #n " END"
 
+#define STORE_QUARANTINE_INSERT(extra_column, extra_value) \
+	"INSERT INTO " RO_SCHEMA ".received_orders_quarantine" \
+	" (kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value," \
+	"  order_id, outcome, sqlstate, reason, kafka_key_bytes, raw_value_bytes," \
+	"  message_digest, envelope, kafka_headers" extra_column ")" \
+	" VALUES ($1, $2, $3, " STORE_PREFIX(4) ", " STORE_PREFIX(5) ", $6," \
+	"  CAST($7 AS " RO_SCHEMA ".materialize_outcome), $8, $9," \
+	"  CASE WHEN pg_catalog.length($4) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($4) END," \
+	"  CASE WHEN pg_catalog.length($5) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($5) END," \
+	"  pg_catalog.sha256(" \
+	"   CASE WHEN $4 IS NULL THEN '\\x00'::pg_catalog.bytea" \
+	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||)" \
+	"     pg_catalog.int4send(pg_catalog.length($4)) OPERATOR(pg_catalog.||) $4 END" \
+	"   OPERATOR(pg_catalog.||)" \
+	"   CASE WHEN $5 IS NULL THEN '\\x00'::pg_catalog.bytea" \
+	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||) $5 END)," \
+	"  $11, CAST($12 AS pg_catalog.jsonb)" extra_value ")" \
+	" ON CONFLICT ON CONSTRAINT received_orders_quarantine_message_key DO NOTHING"
+
 static StorePlan quarantine_plan = {
-	"INSERT INTO " RO_SCHEMA ".received_orders_quarantine"
-	" (kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,"
-	"  order_id, outcome, sqlstate, reason, kafka_key_bytes, raw_value_bytes,"
-	"  message_digest, envelope, kafka_headers)"
-	" VALUES ($1, $2, $3, " STORE_PREFIX(4) ", " STORE_PREFIX(5) ", $6,"
-	"  CAST($7 AS " RO_SCHEMA ".materialize_outcome), $8, $9,"
-	"  CASE WHEN pg_catalog.length($4) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($4) END,"
-	"  CASE WHEN pg_catalog.length($5) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($5) END,"
-	"  pg_catalog.sha256("
-	"   CASE WHEN $4 IS NULL THEN '\\x00'::pg_catalog.bytea"
-	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||)"
-	"     pg_catalog.int4send(pg_catalog.length($4)) OPERATOR(pg_catalog.||) $4 END"
-	"   OPERATOR(pg_catalog.||)"
-	"   CASE WHEN $5 IS NULL THEN '\\x00'::pg_catalog.bytea"
-	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||) $5 END),"
-	"  $11, CAST($12 AS pg_catalog.jsonb))"
-	" ON CONFLICT ON CONSTRAINT received_orders_quarantine_message_key DO NOTHING",
+	STORE_QUARANTINE_INSERT("", ""),
 	12, {TEXTOID, INT4OID, INT8OID, BYTEAOID, BYTEAOID, UUIDOID, TEXTOID,
 	TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID}
+};
+
+/* Since 1.2: a framed value's Schema Registry id ($13) too. */
+static StorePlan quarantine_framed_plan = {
+	STORE_QUARANTINE_INSERT(", value_schema_id", ", $13"),
+	13, {TEXTOID, INT4OID, INT8OID, BYTEAOID, BYTEAOID, UUIDOID, TEXTOID,
+	TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID}
 };
 
 /* 1.0's quarantine (a 1.1 library before ALTER EXTENSION ... UPDATE). */
@@ -418,7 +428,8 @@ RoStoreLookupReferences(pg_uuid_t *order_ids, int count, text **references)
 
 /*
  * RoStoreQuarantine
- *		Keep a rejected or conflicting message, once per Kafka coordinates.
+ *		Keep a rejected or conflicting message, once per Kafka coordinates;
+ *		schema_id (NULL: none) is the Schema Registry id of a framed value.
  */
 void
 RoStoreQuarantine(Datum topic, bool topic_null,
@@ -428,10 +439,11 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 				  Datum raw_value, bool raw_value_null,
 				  const pg_uuid_t *order_id, RoOutcome outcome,
 				  int sqlerrcode, const char *reason,
-				  const char *envelope, const char *headers)
+				  const char *envelope, const char *headers,
+				  const int32 *schema_id)
 {
-	Datum		values[12];
-	char		nulls[12];
+	Datum		values[13];
+	char		nulls[13];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = topic;
@@ -455,7 +467,13 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 	nulls[10] = envelope ? ' ' : 'n';
 	values[11] = headers ? CStringGetTextDatum(headers) : (Datum) 0;
 	nulls[11] = headers ? ' ' : 'n';
-	if (StoreQuarantineHasDigest())
+	if (schema_id != NULL)
+	{
+		values[12] = Int32GetDatum(*schema_id);
+		nulls[12] = ' ';
+		StoreExecute(&quarantine_framed_plan, values, nulls, SPI_OK_INSERT);
+	}
+	else if (StoreQuarantineHasDigest())
 		StoreExecute(&quarantine_plan, values, nulls, SPI_OK_INSERT);
 	else
 		StoreExecute(&quarantine_1_0_plan, values, nulls, SPI_OK_INSERT);

@@ -129,10 +129,11 @@ SELECT is(
 	      'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])',
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])',
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])',
+	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])',
 	      'received_orders.replay_quarantined(bigint)',
 	      'received_orders.restart_position(text,text,integer,bigint,bigint)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the nine functions of 1.1');
+	'schema received_orders holds exactly the ten functions of 1.2 (1.1''s nine and the Schema Registry form)');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

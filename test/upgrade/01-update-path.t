@@ -105,7 +105,8 @@ missing_objects() {
 			('received_orders_quarantine', 'message_digest', 'bytea', true, '1.1'),
 			('received_orders_quarantine', 'envelope', 'text', false, '1.1'),
 			('received_orders_quarantine', 'kafka_headers', 'jsonb', false, '1.1'),
-			('received_orders_quarantine', 'legacy_copy', 'integer', false, '1.1');
+			('received_orders_quarantine', 'legacy_copy', 'integer', false, '1.1'),
+			('received_orders_quarantine', 'value_schema_id', 'integer', false, '1.2');
 		CREATE TEMP VIEW want_defaults(tab, col, since) AS VALUES
 			('received_orders', 'received_at', '1.0'),
 			('received_orders_quarantine', 'quarantined_at', '1.0'),
@@ -140,7 +141,8 @@ missing_objects() {
 			('received_orders.restart_position(text,text,integer,bigint,bigint)', '1.1'),
 			('received_orders.set_consumer_position(text,text,integer,bigint)', '1.1'),
 			('received_orders.forget_consumer_positions(text,text)', '1.1'),
-			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])', '1.1');
+			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])', '1.1'),
+			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])', '1.2');
 		CREATE TEMP VIEW want_dumped(rel, since) AS VALUES
 			('received_orders.received_orders', '1.0'),
 			('received_orders.received_orders_quarantine', '1.0'),
