@@ -29,6 +29,7 @@ typedef struct feeder_app
 	int			nlanes;
 	db_conn    *db;				/* lane 0's session: positions on assignment,
 								 * the idle checks */
+	registry   *registry;		/* --value-format confluent: shared by lanes */
 	feeder_stats stats;
 	backoff_policy backoff;
 	pthread_mutex_t wake_lock;	/* a lane finished a batch: */

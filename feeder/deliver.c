@@ -53,14 +53,16 @@ deliver_seconds(void)
 /*
  * deliver_log_fatal
  *		The line that explains a configuration or permission error before
- *		exit 3: what failed and what to fix.
+ *		exit 3 (the database's, or the Schema Registry's): what failed and
+ *		what to fix.
  */
 void
 deliver_log_fatal(const db_error *err)
 {
 	log_line	line;
 
-	log_begin(&line, LOG_FATAL, "database_config_error");
+	log_begin(&line, LOG_FATAL, err->step && strcmp(err->step, "schema_registry") == 0 ?
+			  "schema_registry_config_error" : "database_config_error");
 	log_kv_str(&line, "step", err->step ? err->step : "");
 	if (err->sqlstate[0])
 		log_kv_str(&line, "sqlstate", err->sqlstate);

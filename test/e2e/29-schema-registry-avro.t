@@ -1,0 +1,161 @@
+#!/bin/bash
+# 29-schema-registry-avro.t — issue 26: Schema Registry topics.  Values
+# framed by Confluent's own serializers (@confluentinc/schemaregistry's
+# AvroSerializer and JsonSerializer, against the stand-in registry of
+# test/schema-registry, with basic auth) are read with --value-format
+# confluent: Avro decoded with the registry's schemas into JSON by the
+# documented mapping, JSON Schema taken after its frame.
+#
+# 1. One topic with two Avro schema versions (v2 adds a field with a
+#    default), a JSON Schema value, a redelivery, a tombstone, and the bad
+#    messages: an id the registry does not know, a truncated frame, a plain
+#    JSON value (not framed), an Avro value whose event is invalid.  The
+#    exact rows and quarantine; the payloads value by value; the quarantine
+#    keeps the framed bytes as received and the schema id; each known id is
+#    asked of the registry once.
+# 2. The registry answering 503 when a feeder starts on new messages: the
+#    batch waits (nothing stored, nothing acknowledged) and goes through
+#    when the registry is back, by itself.
+# 3. Wrong credentials (401): exit 3, naming the Schema Registry.
+#
+# Before this issue every one of these values was quarantined as "not valid
+# JSON".
+
+# shellcheck source=test/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=test/lib/schema_registry.sh
+. "$RO_ROOT/test/lib/schema_registry.sh"
+
+E2E_TOPIC=sr.orders
+FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])'
+SR_AUTH=feeder-sr:sr-secret-$RANDOM
+printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
+FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
+	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
+plan 24
+
+sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
+sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
+kafka_start 1 "sr.orders:1" "sr.later:1" || bail "could not start the development Kafka"
+e2e_setup_db || bail "could not set up the database"
+sql "GRANT EXECUTE ON FUNCTION $FRAMED_FUNCTION TO \"$E2E_ROLE\"" >/dev/null
+
+AVRO_V1='{"type": "record", "name": "OrderReceived", "namespace": "com.example.orders", "fields": [
+	{"name": "orderId", "type": {"type": "string", "logicalType": "uuid"}},
+	{"name": "externalReference", "type": "string"},
+	{"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2}},
+	{"name": "createdAt", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+	{"name": "channel", "type": {"type": "enum", "name": "Channel", "symbols": ["WEB", "SHOP"]}},
+	{"name": "note", "type": ["null", "string"], "default": null}]}'
+AVRO_V2=${AVRO_V1%]\}}', {"name": "priority", "type": "int", "default": 0}]}'
+JSON_SCHEMA='{"type": "object", "properties": {"orderId": {"type": "string"}, "externalReference": {"type": "string"}}, "required": ["orderId", "externalReference"]}'
+
+# avro_value NO REF [PRIORITY] — an OrderReceived for the Avro schemas
+avro_value() {
+	printf '{"orderId": "%s", "externalReference": "%s", "amount": {"$bytes": "04d2"}, "createdAt": 1733310000123, "channel": "SHOP", "note": null%s}' \
+		"$(uid "$1")" "$2" "${3:+, \"priority\": $3}"
+}
+
+cat >"$E2E_TMP/spec.json" <<-JSON
+	[{"name": "a01", "subject": "sr.orders-value", "type": "AVRO", "schema": $AVRO_V1, "value": $(avro_value 501 SR-501)},
+	 {"name": "a02", "subject": "sr.orders-value", "type": "AVRO", "schema": $AVRO_V2, "value": $(avro_value 502 SR-502 7)},
+	 {"name": "j01", "subject": "sr.orders.json-value", "type": "JSON", "schema": $JSON_SCHEMA,
+	  "value": {"orderId": "$(uid 503)", "externalReference": "SR-503", "lines": [{"sku": "A-1", "quantity": 2}]}},
+	 {"name": "a04", "subject": "sr.orders-value", "type": "AVRO", "schema": $AVRO_V1, "value": $(avro_value 0 SR-BAD)},
+	 {"name": "l01", "subject": "sr.later-value", "type": "AVRO", "schema": $AVRO_V2, "value": $(avro_value 601 SR-601 1)},
+	 {"name": "l02", "subject": "sr.later-value", "type": "JSON", "schema": {"type": "object", "title": "later"},
+	  "value": {"orderId": "$(uid 602)", "externalReference": "SR-602"}}]
+JSON
+sed -i "s/$(uid 0)/not-a-uuid/" "$E2E_TMP/spec.json"
+# produce_all — the framed messages, "NAME ID" lines in $E2E_TMP/ids
+produce_all() {
+	sr_produce "$E2E_TMP/spec.json" "$E2E_TMP/msgs" >"$E2E_TMP/ids"
+}
+check "Confluent's serializers register the schemas with the stand-in registry and frame the values" \
+	produce_all
+V1=$(awk '$1 == "a01" { print $2 }' "$E2E_TMP/ids")
+M=$E2E_TMP/msgs
+# the bad ones, from Confluent's bytes: an id the registry does not know,
+# a frame cut short, and a value that is not framed at all
+{ printf '\x00\x00\x00\x03\xe7'; tail -c +6 "$M/a01.bin"; } >"$M/bad-id.bin"
+head -c -3 "$M/a01.bin" >"$M/trunc.bin"
+event 504 SR-504 >"$M/plain.bin"
+
+# ---------------------------------------------------------------- 1. one topic, every case
+
+msg_file 0 a01 insert 501 SR-501 - "$M/a01.bin"
+msg_file 0 a02 insert 502 SR-502 - "$M/a02.bin"
+msg_file 0 j01 insert 503 SR-503 - "$M/j01.bin"
+msg_file 0 a03 dup 501 SR-501 - "$M/a01.bin"
+printf 'tomb\t\n' | kafka_produce "$E2E_TOPIC" 0
+printf 'tomb\t0\ttomb\t-\t-\t-\n' >>"$E2E_MANIFEST"
+msg_file 0 bad-id reject - - 22P03 "$M/bad-id.bin"
+msg_file 0 trunc reject - - 22P03 "$M/trunc.bin"
+msg_file 0 plain reject - - 22P03 "$M/plain.bin"
+msg_file 0 a04 reject - - 22P02 "$M/a04.bin"
+
+asked_before=$(sr_stats schemas_ids)
+feeder_start sr "$E2E_TOPIC" e2e-29 --schema-registry "$SR_URL" "${FEEDER_ARGS[@]}"
+check "the group's offsets are committed to the end within 60 s" kafka_wait_caught_up e2e-29 "$E2E_TOPIC" 60
+check "the database's positions are at the end offsets" db_wait_caught_up e2e-29 20
+check_exact_contents
+is "$(sql "SELECT payload FROM received_orders.received_orders WHERE order_id = '$(uid 501)'")" \
+	"{\"note\": null, \"amount\": 12.34, \"channel\": \"SHOP\", \"orderId\": \"$(uid 501)\", \"createdAt\": \"2024-12-04T11:00:00.123000Z\", \"externalReference\": \"SR-501\"}" \
+	"Avro v1: the payload is the decoded JSON (decimal exact, timestamp ISO-8601 UTC, enum a string, union unwrapped)"
+is "$(sql "SELECT payload->>'priority' FROM received_orders.received_orders WHERE order_id = '$(uid 502)'")" 7 \
+	"Avro v2 (a field added with a default): decoded with its own writer schema"
+is "$(sql "SELECT payload FROM received_orders.received_orders WHERE order_id = '$(uid 503)'")" \
+	"{\"lines\": [{\"sku\": \"A-1\", \"quantity\": 2}], \"orderId\": \"$(uid 503)\", \"externalReference\": \"SR-503\"}" \
+	"JSON Schema: the payload is the JSON after the frame"
+is "$(sql "SELECT string_agg(convert_from(kafka_key, 'UTF8') || ' ' || coalesce(value_schema_id::text, 'NULL')
+                                || ' ' || (raw_value = decode('$(xxd -p "$M/bad-id.bin" | tr -d '\n')', 'hex')), ', ')
+            FROM received_orders.received_orders_quarantine WHERE kafka_key = 'bad-id'")" \
+	"bad-id 999 true" "an unknown schema id: quarantined with its framed bytes as received and the id"
+check "its reason names the id and the registry's answer" \
+	test -n "$(sql "SELECT 1 FROM received_orders.received_orders_quarantine WHERE kafka_key = 'bad-id'
+	                   AND reason LIKE 'schema id 999 is unknown to the Schema Registry:%HTTP 404%(40403 Schema not found)'")"
+is "$(sql "SELECT value_schema_id || ' ' || (reason LIKE 'schema id $V1 (Avro): the Avro bytes do not match the schema:%')
+            FROM received_orders.received_orders_quarantine WHERE kafka_key = 'trunc'")" \
+	"$V1 true" "a truncated frame: quarantined with its id, the reason naming it and what was wrong"
+is "$(sql "SELECT coalesce(value_schema_id::text, 'NULL') || ' ' || (reason LIKE 'value is not framed by a Schema Registry serializer%')
+            FROM received_orders.received_orders_quarantine WHERE kafka_key = 'plain'")" \
+	"NULL true" "a plain JSON value on a confluent topic: quarantined as not framed"
+is "$(sql "SELECT value_schema_id FROM received_orders.received_orders_quarantine WHERE kafka_key = 'a04'")" \
+	"$V1" "a decoded event that breaks the event rules: quarantined with its schema id"
+is "$(($(sr_stats schemas_ids) - asked_before))" 4 \
+	"the registry was asked once per id (two Avro versions, one JSON Schema, the unknown id)"
+check "the feeder's log holds no credentials" log_has_no "${SR_AUTH#*:}" sr
+feeder_stop sr
+is "$?" 0 "SIGTERM: the feeder exits 0"
+
+# ---------------------------------------------------------------- 2. the registry failing
+
+E2E_TOPIC=sr.later
+: >"$E2E_MANIFEST"
+msg_file 0 l01 insert 601 SR-601 - "$M/l01.bin"
+msg_file 0 l02 insert 602 SR-602 - "$M/l02.bin"
+sr_mode 503
+feeder_start later "$E2E_TOPIC" e2e-29-later --schema-registry "$SR_URL" "${FEEDER_ARGS[@]}"
+sleep 4
+check "registry answering 503: the batch is retried (batch_failed step=schema_registry)" \
+	grep -q 'event=batch_failed .*step=schema_registry' "$E2E_TMP/later.log"
+is "$(sql "SELECT count(*) FROM received_orders.received_orders WHERE order_id IN ('$(uid 601)', '$(uid 602)')")" 0 \
+	"meanwhile nothing is stored"
+check "and nothing is acknowledged" \
+	test "$(kafka_committed e2e-29-later "$E2E_TOPIC" | awk '{ print $3 }')" -le 0
+sr_mode ok
+check "the registry back: the feeder catches up by itself within 60 s" kafka_wait_caught_up e2e-29-later "$E2E_TOPIC" 60
+is "$(sql "SELECT count(*) FROM received_orders.received_orders WHERE order_id IN ('$(uid 601)', '$(uid 602)')")" 2 \
+	"both orders stored once"
+feeder_stop later
+
+# ---------------------------------------------------------------- 3. wrong credentials
+
+printf 'feeder-sr:wrong\n' >"$E2E_TMP/sr.wrong"
+feeder_start wrong "$E2E_TOPIC" e2e-29-wrong --schema-registry "$SR_URL" "${FEEDER_ARGS[@]}" \
+	--schema-registry-credentials "$E2E_TMP/sr.wrong"
+feeder_wait_exit wrong 60
+is "${FEEDER_RC:-none}" 3 "401 from the registry: exit 3 (a configuration error)"
+check "the fatal line names the Schema Registry and what to fix" \
+	grep -q 'level=fatal .*step=schema_registry .*HTTP 401.*hint="check --schema-registry' "$E2E_TMP/wrong.log"
+tap_done
