@@ -17,6 +17,9 @@
 #    batch waits (nothing stored, nothing acknowledged) and goes through
 #    when the registry is back, by itself.
 # 3. Wrong credentials (401): exit 3, naming the Schema Registry.
+# 4. The registry behind TLS (https, a throwaway CA) with basic auth:
+#    --schema-registry-ca trusts it; a CA that did not sign its certificate
+#    is a configuration error (exit 3).
 #
 # Before this issue every one of these values was quarantined as "not valid
 # JSON".
@@ -25,6 +28,8 @@
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=test/lib/schema_registry.sh
 . "$RO_ROOT/test/lib/schema_registry.sh"
+# shellcheck source=test/tls/lib.sh
+. "$RO_ROOT/test/tls/lib.sh"
 
 E2E_TOPIC=sr.orders
 FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])'
@@ -32,11 +37,11 @@ SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 24
+plan 29
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
-kafka_start 1 "sr.orders:1" "sr.later:1" || bail "could not start the development Kafka"
+kafka_start 1 "sr.orders:1" "sr.later:1" "sr.tls:1" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
 sql "GRANT EXECUTE ON FUNCTION $FRAMED_FUNCTION TO \"$E2E_ROLE\"" >/dev/null
 
@@ -158,4 +163,35 @@ feeder_wait_exit wrong 60
 is "${FEEDER_RC:-none}" 3 "401 from the registry: exit 3 (a configuration error)"
 check "the fatal line names the Schema Registry and what to fix" \
 	grep -q 'level=fatal .*step=schema_registry .*HTTP 401.*hint="check --schema-registry' "$E2E_TMP/wrong.log"
+
+# ---------------------------------------------------------------- 4. TLS
+
+PKI=$E2E_TMP/pki
+tls_make_pki "$PKI" "$E2E_ROLE" || bail "could not make the throwaway PKI"
+sr_stop
+sr_start "$E2E_TMP" "$SR_AUTH" "$PKI/server-ip.crt" "$PKI/server-ip.key" "$PKI/ca1.crt" ||
+	bail "could not start the stand-in registry with TLS"
+cat >"$E2E_TMP/spec-tls.json" <<-JSON
+	[{"name": "t01", "subject": "sr.tls-value", "type": "AVRO", "schema": $AVRO_V1, "value": $(avro_value 701 SR-701)}]
+JSON
+# produce_tls — the framed message, through the registry over https
+produce_tls() {
+	sr_produce "$E2E_TMP/spec-tls.json" "$E2E_TMP/msgs" >"$E2E_TMP/ids-tls"
+}
+check "Confluent's serializers register and frame against the registry over https" produce_tls
+E2E_TOPIC=sr.tls
+: >"$E2E_MANIFEST"
+msg_file 0 t01 insert 701 SR-701 - "$M/t01.bin"
+feeder_start tls "$E2E_TOPIC" e2e-29-tls --schema-registry "$SR_URL" --schema-registry-ca "$PKI/ca1.crt" \
+	"${FEEDER_ARGS[@]}"
+check "https with --schema-registry-ca: caught up within 60 s" kafka_wait_caught_up e2e-29-tls "$E2E_TOPIC" 60
+is "$(sql "SELECT payload->>'amount' FROM received_orders.received_orders WHERE order_id = '$(uid 701)'")" 12.34 \
+	"the order decoded with the schema fetched over https is stored"
+feeder_stop tls
+feeder_start untrusted "$E2E_TOPIC" e2e-29-untrusted --schema-registry "$SR_URL" \
+	--schema-registry-ca "$PKI/ca2.crt" "${FEEDER_ARGS[@]}"
+feeder_wait_exit untrusted 60
+is "${FEEDER_RC:-none}" 3 "a registry certificate the CA did not sign: exit 3 (a configuration error)"
+check "the fatal line says the certificate could not be verified" \
+	grep -q 'level=fatal event=schema_registry_config_error .*step=schema_registry .*SSL certificate' "$E2E_TMP/untrusted.log"
 tap_done

@@ -10,10 +10,11 @@
 #   sr_npm_install          `npm ci` of the pinned packages, once per lock
 #                           file, into $RO_NPM_DIR (default
 #                           ~/.cache/received_orders/npm-<lock digest>)
-#   sr_start DIR [USER:PASS]
+#   sr_start DIR [USER:PASS [CERT KEY CA]]
 #                           start the registry (basic auth when USER:PASS is
-#                           given) on a free port; sets SR_URL and SR_PID;
-#                           stopped by PID at exit
+#                           given; https with CERT and KEY, whose CA file
+#                           the clients here then trust) on a free port;
+#                           sets SR_URL and SR_PID; stopped by PID at exit
 #   sr_stop                 stop it
 #   sr_mode MODE            how /schemas/* answer: ok, slow, 500, 503, 404,
 #                           401, 403 (registry.js's switches)
@@ -25,6 +26,7 @@
 SR_URL=
 SR_PID=
 SR_USER=
+SR_CA=
 
 # sr_npm_install — the pinned npm packages, installed once (see header)
 sr_npm_install() {
@@ -42,22 +44,25 @@ sr_npm_install() {
 	export NODE_PATH=$RO_NPM_DIR/node_modules
 }
 
-# sr_start DIR [USER:PASS] — start the registry on a free port
+# sr_start DIR [USER:PASS [CERT KEY CA]] — start the registry on a free port
 sr_start() {
-	local dir=$1 deadline
+	local dir=$1 deadline tls=() scheme=http
 	SR_USER=${2:-}
+	SR_CA=${5:-}
+	[ -n "${3:-}" ] && tls=(--tls-cert "$3" --tls-key "$4") && scheme=https
 	rm -f "$dir/sr.port"
 	node "$RO_ROOT/test/schema-registry/registry.js" --port-file "$dir/sr.port" \
-		${SR_USER:+--user "$SR_USER"} >>"$dir/registry.log" 2>&1 &
+		${SR_USER:+--user "$SR_USER"} "${tls[@]}" >>"$dir/registry.log" 2>&1 &
 	SR_PID=$!
-	ro_on_exit sr_stop
+	[ -n "${RO__SR_EXIT_SET:-}" ] || ro_on_exit sr_stop
+	RO__SR_EXIT_SET=1
 	deadline=$((SECONDS + 20))
 	while [ ! -s "$dir/sr.port" ] && ((SECONDS < deadline)); do
 		kill -0 "$SR_PID" 2>/dev/null || return 1
 		sleep 0.1
 	done
 	[ -s "$dir/sr.port" ] || return 1
-	SR_URL=http://127.0.0.1:$(cat "$dir/sr.port")
+	SR_URL=$scheme://127.0.0.1:$(cat "$dir/sr.port")
 }
 
 # sr_stop — stop the registry started here (by PID)
@@ -70,17 +75,17 @@ sr_stop() {
 
 # sr_mode MODE — switch how schema lookups answer
 sr_mode() {
-	curl -sS --max-time 5 -X PUT "$SR_URL/_control/mode/$1" >/dev/null
+	curl -sS --max-time 5 ${SR_CA:+--cacert "$SR_CA"} -X PUT "$SR_URL/_control/mode/$1" >/dev/null
 }
 
 # sr_stats KIND — requests of KIND so far (0 when none)
 sr_stats() {
-	curl -sS --max-time 5 "$SR_URL/_control/stats" |
+	curl -sS --max-time 5 ${SR_CA:+--cacert "$SR_CA"} "$SR_URL/_control/stats" |
 		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]||0))' "$1"
 }
 
 # sr_produce SPEC OUT_DIR — framed messages by the official serializers
 sr_produce() {
-	node "$RO_ROOT/test/schema-registry/produce.js" --registry "$SR_URL" \
+	NODE_EXTRA_CA_CERTS=${SR_CA:-} node "$RO_ROOT/test/schema-registry/produce.js" --registry "$SR_URL" \
 		${SR_USER:+--user "$SR_USER"} --out "$2" "$1"
 }
