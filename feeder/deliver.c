@@ -100,6 +100,22 @@ deliver_log_retry(const lane *l, const db_error *err, int attempt, int delay)
 }
 
 /*
+ * deliver_publish_registry
+ *		The Schema Registry client's counters to the metrics, after each
+ *		attempt (--value-format confluent only).
+ */
+static void
+deliver_publish_registry(feeder_app *app)
+{
+	registry_stats rs;
+
+	if (app->registry == NULL)
+		return;
+	registry_get_stats(app->registry, &rs);
+	metrics_set_registry(&rs);
+}
+
+/*
  * deliver_report
  *		Count the outcomes of a committed batch and log each rejected or
  *		conflicting message with its Kafka coordinates (the function has
@@ -303,6 +319,7 @@ deliver_failed(feeder_app *app, lane *l, const db_error *err)
 	}
 	app->stats.retries++;
 	metrics_count_retry(db_retry_reason_of(err->sqlstate, err->step));
+	deliver_publish_registry(app);
 	delay = backoff_delay_ms(&app->backoff, l->attempt, backoff_random());
 	deliver_log_retry(l, err, l->attempt, delay);
 	deliver_maybe_split(app, l, err);
@@ -366,6 +383,7 @@ deliver_finish(feeder_app *app, lane *l)
 	metrics_observe_batch(deliver_seconds() - l->started);
 	metrics_set_database(1, NULL);
 	metrics_publish(&app->stats);
+	deliver_publish_registry(app);
 	if (l->attempt > 0)
 	{
 		log_line	line;

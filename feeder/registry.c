@@ -20,6 +20,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +44,46 @@ struct registry
 	registry_schema **cache;
 	int			ncache;
 	uint64_t	fetches;
+	registry_stats stats;		/* under lock */
 };
+
+static const double registry_bucket_le[REGISTRY_NBUCKETS] = REGISTRY_BUCKET_LE;
+
+/*
+ * registry_record
+ *		Count one request: its result and how long it took.
+ */
+static void
+registry_record(registry *r, registry_status st, double seconds)
+{
+	registry_result result = st == REGISTRY_OK ? REGISTRY_RESULT_OK :
+		st == REGISTRY_UNKNOWN_ID ? REGISTRY_RESULT_NOT_FOUND :
+		st == REGISTRY_TRANSIENT ? REGISTRY_RESULT_UNAVAILABLE : REGISTRY_RESULT_REFUSED;
+	int			i;
+
+	pthread_mutex_lock(&r->lock);
+	r->stats.requests[result]++;
+	for (i = 0; i < REGISTRY_NBUCKETS && seconds > registry_bucket_le[i]; i++)
+		;
+	if (i < REGISTRY_NBUCKETS)
+		r->stats.buckets[i]++;
+	r->stats.count++;
+	r->stats.seconds_sum += seconds;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/*
+ * registry_get_stats
+ *		A copy of the client's counters, for the metrics.
+ */
+void
+registry_get_stats(registry *r, registry_stats *out)
+{
+	pthread_mutex_lock(&r->lock);
+	*out = r->stats;
+	out->cached = r->ncache;
+	pthread_mutex_unlock(&r->lock);
+}
 
 /* An HTTP answer's body. */
 typedef struct registry_body
@@ -221,6 +261,8 @@ registry_fetch_one(registry *r, const char *base, int32_t id,
 				code;
 	CURLcode	rc;
 	registry_status result;
+	struct timespec started,
+				ended;
 
 	if (curl == NULL)
 	{
@@ -244,7 +286,9 @@ registry_fetch_one(registry *r, const char *base, int32_t id,
 	}
 	if (r->ca_file)
 		curl_easy_setopt(curl, CURLOPT_CAINFO, r->ca_file);
+	clock_gettime(CLOCK_MONOTONIC, &started);
 	rc = curl_easy_perform(curl);
+	clock_gettime(CLOCK_MONOTONIC, &ended);
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_cleanup(curl);
 	__atomic_fetch_add(&r->fetches, 1, __ATOMIC_RELAXED);
@@ -281,6 +325,8 @@ registry_fetch_one(registry *r, const char *base, int32_t id,
 			result = REGISTRY_FATAL;	/* 401, 403, a 404 of no registry... */
 	}
 	free(body.data);
+	registry_record(r, result, (double) (ended.tv_sec - started.tv_sec) +
+					(double) (ended.tv_nsec - started.tv_nsec) / 1e9);
 	return result;
 }
 

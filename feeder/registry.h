@@ -52,6 +52,30 @@ typedef struct registry_options
 	int			max_schemas;	/* bound of the cache */
 } registry_options;
 
+/* How a request to the registry ended, for the metrics. */
+typedef enum registry_result
+{
+	REGISTRY_RESULT_OK,
+	REGISTRY_RESULT_NOT_FOUND,	/* 404: an unknown id */
+	REGISTRY_RESULT_UNAVAILABLE,	/* unreachable, timeout, 5xx, 408, 429 */
+	REGISTRY_RESULT_REFUSED,	/* 401, 403, TLS, not a registry */
+	REGISTRY_NRESULTS
+} registry_result;
+
+/* Upper bounds of the request duration histogram, in seconds (+Inf last). */
+#define REGISTRY_NBUCKETS 6
+#define REGISTRY_BUCKET_LE {0.005, 0.025, 0.1, 0.5, 2.5, 10}
+
+/* What the registry client did so far. */
+typedef struct registry_stats
+{
+	uint64_t	requests[REGISTRY_NRESULTS];
+	uint64_t	buckets[REGISTRY_NBUCKETS];	/* not cumulative */
+	uint64_t	count;
+	double		seconds_sum;
+	int			cached;
+} registry_stats;
+
 typedef struct registry registry;
 
 extern registry *registry_new(const registry_options *opts);
@@ -61,6 +85,29 @@ extern registry_status registry_lookup(registry *r, int32_t id,
 extern void registry_release(registry *r, registry_schema *s);
 extern int	registry_cached(registry *r);
 extern uint64_t registry_fetches(registry *r);
+extern void registry_get_stats(registry *r, registry_stats *out);
+
+/*
+ * registry_result_name
+ *		The label of a request's result in the metrics.
+ */
+static inline const char *
+registry_result_name(registry_result result)
+{
+	switch (result)
+	{
+		case REGISTRY_RESULT_OK:
+			return "ok";
+		case REGISTRY_RESULT_NOT_FOUND:
+			return "not_found";
+		case REGISTRY_RESULT_UNAVAILABLE:
+			return "unavailable";
+		case REGISTRY_RESULT_REFUSED:
+			return "refused";
+		default:
+			return "other";
+	}
+}
 extern void registry_free(registry *r);
 
 #endif							/* FEEDER_REGISTRY_H */

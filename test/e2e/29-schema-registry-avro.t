@@ -16,6 +16,8 @@
 # 2. The registry answering 503 when a feeder starts on new messages: the
 #    batch waits (nothing stored, nothing acknowledged) and goes through
 #    when the registry is back, by itself.
+#    /metrics: requests to the registry by result, cached schemas, request
+#    duration.
 # 3. Wrong credentials (401): exit 3, naming the Schema Registry.
 # 4. The registry behind TLS (https, a throwaway CA) with basic auth:
 #    --schema-registry-ca trusts it; a CA that did not sign its certificate
@@ -37,7 +39,7 @@ SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 29
+plan 32
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
@@ -129,6 +131,24 @@ is "$(sql "SELECT value_schema_id FROM received_orders.received_orders_quarantin
 	"$V1" "a decoded event that breaks the event rules: quarantined with its schema id"
 is "$(($(sr_stats schemas_ids) - asked_before))" 4 \
 	"the registry was asked once per id (two Avro versions, one JSON Schema, the unknown id)"
+# registry_metric NAME LABELS — a schema_registry_requests_total sample
+registry_metric() {
+	local addr
+	addr=$(feeder_metrics_addr "$1") || return 1
+	curl -sS --max-time 5 "http://$addr/metrics" |
+		awk -v m="received_orders_feeder_schema_registry_requests_total{result=\"$2\"}" '$1 == m { print $2 }'
+}
+is "$(registry_metric sr ok) $(registry_metric sr not_found) $(feeder_metric sr schema_registry_cached_schemas)" \
+	"3 1 3" "/metrics: 3 schemas fetched and cached, 1 unknown id"
+# promcheck NAME — promtool accepts NAME's scrape, the registry's families in it
+promcheck() {
+	local addr
+	addr=$(feeder_metrics_addr "$1") || return 1
+	curl -sS --max-time 5 "http://$addr/metrics" >"$E2E_TMP/$1.metrics" &&
+		grep -q '^received_orders_feeder_schema_registry_request_duration_seconds_count 4$' "$E2E_TMP/$1.metrics" &&
+		promtool check metrics <"$E2E_TMP/$1.metrics"
+}
+check "the request latency histogram counts the 4 requests; promtool check metrics accepts the scrape" promcheck sr
 check "the feeder's log holds no credentials" log_has_no "${SR_AUTH#*:}" sr
 feeder_stop sr
 is "$?" 0 "SIGTERM: the feeder exits 0"
@@ -148,6 +168,8 @@ is "$(sql "SELECT count(*) FROM received_orders.received_orders WHERE order_id I
 	"meanwhile nothing is stored"
 check "and nothing is acknowledged" \
 	test "$(kafka_committed e2e-29-later "$E2E_TOPIC" | awk '{ print $3 }')" -le 0
+check "/metrics counts the registry's failures as unavailable" \
+	test "$(registry_metric later unavailable)" -ge 1
 sr_mode ok
 check "the registry back: the feeder catches up by itself within 60 s" kafka_wait_caught_up e2e-29-later "$E2E_TOPIC" 60
 is "$(sql "SELECT count(*) FROM received_orders.received_orders WHERE order_id IN ('$(uid 601)', '$(uid 602)')")" 2 \
