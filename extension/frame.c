@@ -24,13 +24,14 @@
 
 /*
  * RoFrameOpen
- *		The event of a framed value (data, len, as received): decoded when
- *		the feeder decoded it, else the JSON after the frame.  decode_error,
- *		when not NULL, is why the feeder could not decode the value: it is
- *		refused with that reason.  *schema_id is the frame's id (or the
- *		feeder's, given_id, when the frame holds none), *has_schema_id false
- *		when there is neither.  False with err filled when the value is
- *		refused.
+ *		The event of a value (data, len, as received): decoded when the
+ *		feeder decoded it (an Avro value, or a value whose schema a header
+ *		named), else the JSON after the frame.  decode_error, when not
+ *		NULL, is why the feeder could not decode the value: it is refused
+ *		with that reason.  *schema_id is the feeder's id (given_id), or the
+ *		frame's when the feeder gave neither an id nor a decoded value (a
+ *		caller from SQL); *has_schema_id false when there is none.  False
+ *		with err filled when the value is refused.
  */
 bool
 RoFrameOpen(const char *data, int len, const char *decoded, int decoded_len,
@@ -40,20 +41,9 @@ RoFrameOpen(const char *data, int len, const char *decoded, int decoded_len,
 {
 	bool		framed = len >= FRAME_HEADER_BYTES && data[0] == 0;
 
-	*has_schema_id = false;
-	if (framed)
-	{
-		const unsigned char *id = (const unsigned char *) data + 1;
-
-		*schema_id = (int32) (((uint32) id[0] << 24) | ((uint32) id[1] << 16) |
-							  ((uint32) id[2] << 8) | (uint32) id[3]);
-		*has_schema_id = true;
-	}
-	else if (given_id != NULL)
-	{
+	*has_schema_id = given_id != NULL;
+	if (given_id != NULL)
 		*schema_id = *given_id;
-		*has_schema_id = true;
-	}
 
 	err->detail = NULL;
 	if (decode_error != NULL)
@@ -76,6 +66,14 @@ RoFrameOpen(const char *data, int len, const char *decoded, int decoded_len,
 								"shorter than the 5-byte frame (magic byte 0, 4-byte schema id)" :
 								"its first byte is not the magic byte 0");
 		return false;
+	}
+	if (!*has_schema_id)
+	{
+		const unsigned char *id = (const unsigned char *) data + 1;
+
+		*schema_id = (int32) (((uint32) id[0] << 24) | ((uint32) id[1] << 16) |
+							  ((uint32) id[2] << 8) | (uint32) id[3]);
+		*has_schema_id = true;
 	}
 	*event = data + FRAME_HEADER_BYTES;
 	*event_len = len - FRAME_HEADER_BYTES;

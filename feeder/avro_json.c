@@ -144,6 +144,16 @@ avro_json_buf_reset(avro_json_buf *buf)
 }
 
 /*
+ * avro_json_buf_append
+ *		Append bytes as they are (a JSON value that needs no decoding).
+ */
+void
+avro_json_buf_append(avro_json_buf *buf, const void *data, size_t len)
+{
+	avro_json_put(buf, data, len);
+}
+
+/*
  * avro_json_buf_free
  *		Release the buffer's memory.
  */

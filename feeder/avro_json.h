@@ -32,6 +32,7 @@ extern int	avro_json_decode(const avro_json_schema *schema, const void *data,
 							 size_t len, avro_json_buf *out,
 							 char *err, size_t errlen);
 extern void avro_json_buf_reset(avro_json_buf *buf);
+extern void avro_json_buf_append(avro_json_buf *buf, const void *data, size_t len);
 extern void avro_json_buf_free(avro_json_buf *buf);
 
 #endif							/* FEEDER_AVRO_JSON_H */

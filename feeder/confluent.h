@@ -20,7 +20,8 @@
 
 typedef enum confluent_status
 {
-	CONFLUENT_DECODED,			/* an Avro value: its JSON is in out */
+	CONFLUENT_DECODED,			/* its JSON is in out (an Avro value, or a
+								 * JSON Schema value named by a header) */
 	CONFLUENT_AS_RECEIVED,		/* a JSON Schema value: the JSON after the
 								 * frame, which the database takes itself */
 	CONFLUENT_REJECTED,			/* that message is bad: reason says why */
@@ -30,7 +31,9 @@ typedef enum confluent_status
 
 extern int	confluent_frame_id(const void *value, size_t len, int32_t *id);
 extern confluent_status confluent_decode(registry *r, const void *value,
-										 size_t len, avro_json_buf *out,
+										 size_t len, const void *id_header,
+										 size_t id_header_len,
+										 avro_json_buf *out,
 										 int32_t *schema_id, int *has_id,
 										 char *reason, size_t reasonlen);
 

@@ -694,8 +694,9 @@ db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
 	confluent_status st;
 
 	avro_json_buf_reset(&db->decoded);
-	st = confluent_decode(db->registry, m->value, m->value_len, &db->decoded,
-						  &id, &has_id, reason, sizeof(reason));
+	st = confluent_decode(db->registry, m->value, m->value_len, m->schema_id,
+						  m->schema_id_len, &db->decoded, &id, &has_id,
+						  reason, sizeof(reason));
 	if (st == CONFLUENT_TRANSIENT || st == CONFLUENT_FATAL)
 	{
 		err->cls = st == CONFLUENT_TRANSIENT ? DB_ERR_TRANSIENT : DB_ERR_FATAL;

@@ -5,7 +5,8 @@
  *	  for the life of the process.
  *
  * GET /schemas/ids/{id} answers {"schema": "...", "schemaType": ...}
- * (schemaType absent: AVRO).  A schema never changes under its id, so each
+ * (schemaType absent: AVRO); GET /schemas/guids/{guid} likewise, for a
+ * schema named by the GUID of a __value_schema_id header.  A schema never changes under its id, so each
  * id is asked once and kept, up to max_schemas (then an unused one is
  * dropped).  The lanes' threads share the cache under a mutex; a fetch
  * runs outside it.  Answers are classed by whose fault they are:
@@ -179,7 +180,8 @@ registry_schema_free(registry_schema *s)
  *		filled when the body is not a registry's answer.
  */
 static registry_schema *
-registry_parse(int32_t id, const registry_body *body, char *err, size_t errlen)
+registry_parse(int32_t id, const char *guid, const registry_body *body,
+			   char *err, size_t errlen)
 {
 	json_error_t jerr;
 	json_t	   *doc = json_loadb(body->data ? body->data : "", body->len, 0, &jerr);
@@ -190,7 +192,10 @@ registry_parse(int32_t id, const registry_body *body, char *err, size_t errlen)
 
 	if (doc == NULL || !json_is_string(json_object_get(doc, "schema")))
 	{
-		snprintf(err, errlen, "the answer for schema id %d is not a Schema Registry's (no \"schema\" string)", id);
+		if (guid)
+			snprintf(err, errlen, "the answer for schema guid %s is not a Schema Registry's (no \"schema\" string)", guid);
+		else
+			snprintf(err, errlen, "the answer for schema id %d is not a Schema Registry's (no \"schema\" string)", id);
 		json_decref(doc);
 		return NULL;
 	}
@@ -205,7 +210,8 @@ registry_parse(int32_t id, const registry_body *body, char *err, size_t errlen)
 		json_decref(doc);
 		return NULL;
 	}
-	s->id = id;
+	s->id = guid ? -1 : id;
+	snprintf(s->guid, sizeof(s->guid), "%s", guid ? guid : "");
 	snprintf(s->type_name, sizeof(s->type_name), "%s", type);
 	s->type = strcmp(type, "AVRO") == 0 ? REGISTRY_AVRO :
 		strcmp(type, "JSON") == 0 ? REGISTRY_JSON :
@@ -249,9 +255,11 @@ registry_error_code(const registry_body *body, char *message, size_t len)
  *		Ask one URL for an id.
  */
 static registry_status
-registry_fetch_one(registry *r, const char *base, int32_t id,
+registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 				   registry_schema **out, char *err, size_t errlen)
 {
+	char		what[64];
+
 	CURL	   *curl = curl_easy_init();
 	registry_body body = {0};
 	char		url[2048];
@@ -269,7 +277,16 @@ registry_fetch_one(registry *r, const char *base, int32_t id,
 		snprintf(err, errlen, "could not start an HTTP request (out of memory)");
 		return REGISTRY_TRANSIENT;
 	}
-	snprintf(url, sizeof(url), "%s/schemas/ids/%d", base, id);
+	if (guid)
+	{
+		snprintf(url, sizeof(url), "%s/schemas/guids/%s", base, guid);
+		snprintf(what, sizeof(what), "schema guid %s", guid);
+	}
+	else
+	{
+		snprintf(url, sizeof(url), "%s/schemas/ids/%d", base, id);
+		snprintf(what, sizeof(what), "schema id %d", id);
+	}
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, registry_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
@@ -305,18 +322,18 @@ registry_fetch_one(registry *r, const char *base, int32_t id,
 	}
 	else if (status == 200)
 	{
-		*out = registry_parse(id, &body, err, errlen);
+		*out = registry_parse(id, guid, &body, err, errlen);
 		result = *out ? REGISTRY_OK : REGISTRY_FATAL;
 	}
 	else
 	{
 		code = registry_error_code(&body, message, sizeof(message));
 		if (code)
-			snprintf(err, errlen, "schema registry %s answered HTTP %ld for schema id %d (%ld %s)",
-					 base, status, id, code, message);
+			snprintf(err, errlen, "schema registry %s answered HTTP %ld for %s (%ld %s)",
+					 base, status, what, code, message);
 		else
-			snprintf(err, errlen, "schema registry %s answered HTTP %ld for schema id %d",
-					 base, status, id);
+			snprintf(err, errlen, "schema registry %s answered HTTP %ld for %s",
+					 base, status, what);
 		if (status == 404 && (code == 40403 || code == 40401))
 			result = REGISTRY_UNKNOWN_ID;
 		else if (status >= 500 || status == 429 || status == 408)
@@ -335,12 +352,13 @@ registry_fetch_one(registry *r, const char *base, int32_t id,
  *		The cached schema of an id, held (refs + 1), or NULL; under lock.
  */
 static registry_schema *
-registry_find(registry *r, int32_t id)
+registry_find(registry *r, int32_t id, const char *guid)
 {
 	int			i;
 
 	for (i = 0; i < r->ncache; i++)
-		if (r->cache[i]->id == id)
+		if (guid ? strcmp(r->cache[i]->guid, guid) == 0 :
+			(r->cache[i]->guid[0] == '\0' && r->cache[i]->id == id))
 		{
 			r->cache[i]->refs++;
 			return r->cache[i];
@@ -349,14 +367,14 @@ registry_find(registry *r, int32_t id)
 }
 
 /*
- * registry_lookup
- *		The schema of an id, from the cache or the registry (each URL in
- *		turn while they fail transiently).  On REGISTRY_OK *out is held
- *		until registry_release.
+ * registry_lookup_key
+ *		The schema of an id, or of a GUID when guid is not NULL, from the
+ *		cache or the registry (each URL in turn while they fail
+ *		transiently).  On REGISTRY_OK *out is held until registry_release.
  */
-registry_status
-registry_lookup(registry *r, int32_t id, registry_schema **out,
-				char *err, size_t errlen)
+static registry_status
+registry_lookup_key(registry *r, int32_t id, const char *guid,
+					registry_schema **out, char *err, size_t errlen)
 {
 	registry_schema *s = NULL,
 			   *found;
@@ -364,7 +382,7 @@ registry_lookup(registry *r, int32_t id, registry_schema **out,
 	int			i;
 
 	pthread_mutex_lock(&r->lock);
-	found = registry_find(r, id);
+	found = registry_find(r, id, guid);
 	pthread_mutex_unlock(&r->lock);
 	if (found)
 	{
@@ -373,7 +391,7 @@ registry_lookup(registry *r, int32_t id, registry_schema **out,
 	}
 	for (i = 0; i < r->nurls; i++)
 	{
-		st = registry_fetch_one(r, r->urls[i], id, &s, err, errlen);
+		st = registry_fetch_one(r, r->urls[i], id, guid, &s, err, errlen);
 		if (st != REGISTRY_TRANSIENT)
 			break;
 	}
@@ -381,7 +399,7 @@ registry_lookup(registry *r, int32_t id, registry_schema **out,
 		return st;
 
 	pthread_mutex_lock(&r->lock);
-	found = registry_find(r, id);	/* another lane fetched it meanwhile */
+	found = registry_find(r, id, guid);	/* another lane fetched it meanwhile */
 	if (found)
 	{
 		registry_schema_free(s);
@@ -410,6 +428,29 @@ registry_lookup(registry *r, int32_t id, registry_schema **out,
 	pthread_mutex_unlock(&r->lock);
 	*out = s;
 	return REGISTRY_OK;
+}
+
+/*
+ * registry_lookup
+ *		The schema of an id (see registry_lookup_key).
+ */
+registry_status
+registry_lookup(registry *r, int32_t id, registry_schema **out,
+				char *err, size_t errlen)
+{
+	return registry_lookup_key(r, id, NULL, out, err, errlen);
+}
+
+/*
+ * registry_lookup_guid
+ *		The schema of a GUID, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (see
+ *		registry_lookup_key).
+ */
+registry_status
+registry_lookup_guid(registry *r, const char *guid, registry_schema **out,
+					 char *err, size_t errlen)
+{
+	return registry_lookup_key(r, 0, guid, out, err, errlen);
 }
 
 /*

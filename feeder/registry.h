@@ -34,7 +34,8 @@ typedef enum registry_schema_type
 /* A schema as the registry served it, compiled when it is Avro. */
 typedef struct registry_schema
 {
-	int32_t		id;
+	int32_t		id;				/* -1 when fetched by GUID */
+	char		guid[40];		/* "" when fetched by id */
 	registry_schema_type type;
 	char		type_name[16];
 	avro_json_schema *avro;		/* NULL unless AVRO and avro-c accepts it */
@@ -82,6 +83,9 @@ extern registry *registry_new(const registry_options *opts);
 extern registry_status registry_lookup(registry *r, int32_t id,
 									   registry_schema **out,
 									   char *err, size_t errlen);
+extern registry_status registry_lookup_guid(registry *r, const char *guid,
+											registry_schema **out,
+											char *err, size_t errlen);
 extern void registry_release(registry *r, registry_schema *s);
 extern int	registry_cached(registry *r);
 extern uint64_t registry_fetches(registry *r);

@@ -22,6 +22,11 @@
 # 4. The registry behind TLS (https, a throwaway CA) with basic auth:
 #    --schema-registry-ca trusts it; a CA that did not sign its certificate
 #    is a configuration error (exit 3).
+# 5. The schema id in a header: Confluent's HeaderSchemaIdSerializer leaves
+#    the value unframed and names the schema by its GUID in
+#    __value_schema_id; Avro and JSON Schema values are read by GUID
+#    (GET /schemas/guids/{guid}), a GUID the registry does not know is
+#    quarantined naming it.
 #
 # Before this issue every one of these values was quarantined as "not valid
 # JSON".
@@ -39,11 +44,11 @@ SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 32
+plan 39
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
-kafka_start 1 "sr.orders:1" "sr.later:1" "sr.tls:1" || bail "could not start the development Kafka"
+kafka_start 1 "sr.orders:1" "sr.later:1" "sr.tls:1" "sr.header:1" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
 sql "GRANT EXECUTE ON FUNCTION $FRAMED_FUNCTION TO \"$E2E_ROLE\"" >/dev/null
 
@@ -194,7 +199,11 @@ sr_stop
 sr_start "$E2E_TMP" "$SR_AUTH" "$PKI/server-ip.crt" "$PKI/server-ip.key" "$PKI/ca1.crt" ||
 	bail "could not start the stand-in registry with TLS"
 cat >"$E2E_TMP/spec-tls.json" <<-JSON
-	[{"name": "t01", "subject": "sr.tls-value", "type": "AVRO", "schema": $AVRO_V1, "value": $(avro_value 701 SR-701)}]
+	[{"name": "t01", "subject": "sr.tls-value", "type": "AVRO", "schema": $AVRO_V1, "value": $(avro_value 701 SR-701)},
+	 {"name": "h01", "subject": "sr.header-value", "type": "AVRO", "schema": $AVRO_V2, "header": true,
+	  "value": $(avro_value 801 SR-801 3)},
+	 {"name": "h02", "subject": "sr.header.json-value", "type": "JSON", "schema": $JSON_SCHEMA, "header": true,
+	  "value": {"orderId": "$(uid 802)", "externalReference": "SR-802"}}]
 JSON
 # produce_tls — the framed message, through the registry over https
 produce_tls() {
@@ -216,4 +225,35 @@ feeder_wait_exit untrusted 60
 is "${FEEDER_RC:-none}" 3 "a registry certificate the CA did not sign: exit 3 (a configuration error)"
 check "the fatal line says the certificate could not be verified" \
 	grep -q 'level=fatal event=schema_registry_config_error .*step=schema_registry .*SSL certificate' "$E2E_TMP/untrusted.log"
+
+# ---------------------------------------------------------------- 5. the schema id in a header
+
+# header_msg LABEL KIND NO REF SQLSTATE VALUE_FILE HEADER_FILE — one message
+# with its __value_schema_id header's bytes (no zero byte: see registry.js)
+header_msg() {
+	local hdr id=-
+	IFS= read -r -d '' hdr <"$7" || true
+	[ "$3" != - ] && id=$(uid "$3")
+	printf '%s\t0\t%s\t%s\t%s\t%s\n' "$1" "$2" "$id" "$4" "$5" >>"$E2E_MANIFEST"
+	kcat -b "$KAFKA_BOOTSTRAP" -P -t "$E2E_TOPIC" -p 0 -k "$1" -H "__value_schema_id=$hdr" "$6"
+}
+E2E_TOPIC=sr.header
+: >"$E2E_MANIFEST"
+sql "TRUNCATE received_orders.received_orders, received_orders.received_orders_quarantine" >/dev/null
+is "$(head -c 1 "$M/h01.header" | xxd -p) $(stat -c %s "$M/h01.header") $(head -c 1 "$M/h01.bin" | xxd -p)" "01 17 48" \
+	"Confluent's header form: __value_schema_id is byte 1 and a 16-byte GUID, the value unframed"
+header_msg h01 insert 801 SR-801 - "$M/h01.bin" "$M/h01.header"
+header_msg h02 insert 802 SR-802 - "$M/h02.bin" "$M/h02.header"
+{ printf '\x01'; head -c 16 /dev/urandom | tr '\0' '\1'; } >"$M/unknown.header"
+header_msg h03 reject - - 22P03 "$M/h01.bin" "$M/unknown.header"
+feeder_start header "$E2E_TOPIC" e2e-29-header --schema-registry "$SR_URL" --schema-registry-ca "$PKI/ca1.crt" \
+	"${FEEDER_ARGS[@]}"
+check "header form: caught up within 60 s" kafka_wait_caught_up e2e-29-header "$E2E_TOPIC" 60
+check_exact_contents
+is "$(sql "SELECT payload->>'priority' || ' ' || (payload->>'amount') FROM received_orders.received_orders WHERE order_id = '$(uid 801)'")" \
+	"3 12.34" "an Avro value named by its GUID is decoded with that schema"
+check "a GUID the registry does not know: quarantined, the reason naming it" \
+	test -n "$(sql "SELECT 1 FROM received_orders.received_orders_quarantine WHERE kafka_key = 'h03'
+	                   AND value_schema_id IS NULL AND reason LIKE 'schema guid %-%-%-%-% is unknown to the Schema Registry:%40403%'")"
+feeder_stop header
 tap_done

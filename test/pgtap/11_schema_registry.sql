@@ -55,11 +55,15 @@ SELECT * FROM pg_temp.sr('sr.orders', ARRAY[
 	-- 5 decoded, but not an event
 	pg_temp.frame(8, '\x04'::bytea),
 	-- 6 a tombstone
-	NULL],
+	NULL,
+	-- 7 unframed Avro bytes whose schema a header named, not decodable:
+	--   no id is read from its bytes
+	'\x000000000701'::bytea],
 	ARRAY[NULL, pg_temp.ev('22222222-0000-4000-8000-000000000002', 'S-2'), NULL, NULL,
-	      convert_to('{"orderId":"nope"}', 'UTF8'), NULL],
-	ARRAY[7, 8, 404, NULL, 8, NULL],
-	ARRAY[NULL, NULL, 'schema id 404: the registry does not know it (40403 Schema not found)', NULL, NULL, NULL]);
+	      convert_to('{"orderId":"nope"}', 'UTF8'), NULL, NULL],
+	ARRAY[7, 8, 404, NULL, 8, NULL, NULL],
+	ARRAY[NULL, NULL, 'schema id 404: the registry does not know it (40403 Schema not found)', NULL, NULL, NULL,
+	      'schema guid 0b5e5d6a-0000-4000-8000-000000000001 is unknown to the Schema Registry']);
 
 SELECT is((SELECT outcome FROM r WHERE "position" = 1), 'inserted', 'a JSON Schema value is the JSON after its frame');
 SELECT is((SELECT payload FROM received_orders.received_orders
@@ -85,9 +89,10 @@ SELECT results_eq($$SELECT kafka_offset, raw_value, value_schema_id FROM receive
                      WHERE kafka_topic = 'sr.orders' ORDER BY kafka_offset$$,
 	$$VALUES (2::bigint, '\x000000019401'::bytea, 404),
 	         (3::bigint, pg_temp.ev('22222222-0000-4000-8000-000000000004', 'S-4'), NULL),
-	         (4::bigint, '\x000000000804'::bytea, 8)$$,
-	'the quarantine keeps the bytes as received and the schema id of their frame');
-SELECT is((SELECT next_offset FROM received_orders.consumer_positions('g-sr')), 6::bigint,
+	         (4::bigint, '\x000000000804'::bytea, 8),
+	         (6::bigint, '\x000000000701'::bytea, NULL)$$,
+	'the quarantine keeps the bytes as received and the schema id the feeder read (none for a header''s GUID)');
+SELECT is((SELECT next_offset FROM received_orders.consumer_positions('g-sr')), 7::bigint,
 	'the positions are recorded as by the other forms');
 
 -- a redelivery of the batch: stored and quarantined once
@@ -100,7 +105,7 @@ SELECT results_eq($$SELECT "position", outcome FROM pg_temp.sr('sr.orders', ARRA
 	$$VALUES (1, 'duplicate'), (2, 'duplicate'), (3, 'rejected')$$,
 	'a redelivery finds the decoded events stored');
 SELECT is((SELECT count(*)::int FROM received_orders.received_orders_quarantine
-            WHERE kafka_topic = 'sr.orders'), 3, 'and quarantines nothing twice');
+            WHERE kafka_topic = 'sr.orders'), 4, 'and quarantines nothing twice');
 
 SELECT * FROM finish();
 ROLLBACK;

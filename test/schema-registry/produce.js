@@ -14,6 +14,9 @@
 // SPEC.json: [{"name": "01", "subject": "orders-value", "type": "AVRO"|"JSON",
 //              "schema": {...}, "value": {...}}, ...]
 // In a value, {"$bytes": "HEX"} is a Buffer (Avro bytes, fixed, decimal).
+// "header": true names the schema by its GUID in the __value_schema_id
+// header (Confluent's HeaderSchemaIdSerializer) instead of framing the
+// value; the header's bytes go to OUT_DIR/NAME.header.
 // Prints "NAME ID" per message: the schema id the serializer framed it with.
 'use strict';
 
@@ -59,13 +62,19 @@ async function main() {
 			schema: JSON.stringify(m.schema),
 		});
 		const opts = { autoRegister: false, useSchemaId: id };
+		if (m.header)
+			opts.schemaIdSerializer = sr.HeaderSchemaIdSerializer;
 		const ser = m.type === 'AVRO' ?
 			new sr.AvroSerializer(client, sr.SerdeType.VALUE, opts) :
 			new sr.JsonSerializer(client, sr.SerdeType.VALUE, opts);
 		// the topic name strategy: subject = TOPIC-value
 		const topic = m.subject.replace(/-value$/, '');
-		const bytes = await ser.serialize(topic, revive(m.value));
+		const headers = {};
+		const bytes = await ser.serialize(topic, revive(m.value), headers);
 		fs.writeFileSync(path.join(args.out, m.name + '.bin'), bytes);
+		if (headers[sr.VALUE_SCHEMA_ID_HEADER])
+			fs.writeFileSync(path.join(args.out, m.name + '.header'),
+							 headers[sr.VALUE_SCHEMA_ID_HEADER]);
 		console.log(`${m.name} ${id}`);
 	}
 }
