@@ -27,6 +27,11 @@
 #    __value_schema_id; Avro and JSON Schema values are read by GUID
 #    (GET /schemas/guids/{guid}), a GUID the registry does not know is
 #    quarantined naming it.
+# 6. Debezium's outbox router through the Avro converter (--envelope
+#    debezium --event-type OrderReceived, the type in header eventType):
+#    the payload column as an Avro string holding the event, or as an Avro
+#    record; another event type skipped; a Protobuf value rejected as not
+#    supported (not "not valid JSON").
 #
 # Before this issue every one of these values was quarantined as "not valid
 # JSON".
@@ -44,11 +49,11 @@ SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 39
+plan 45
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
-kafka_start 1 "sr.orders:1" "sr.later:1" "sr.tls:1" "sr.header:1" || bail "could not start the development Kafka"
+kafka_start 1 "sr.orders:1" "sr.later:1" "sr.tls:1" "sr.header:1" "outbox.event.Order:1" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
 sql "GRANT EXECUTE ON FUNCTION $FRAMED_FUNCTION TO \"$E2E_ROLE\"" >/dev/null
 
@@ -203,7 +208,13 @@ cat >"$E2E_TMP/spec-tls.json" <<-JSON
 	 {"name": "h01", "subject": "sr.header-value", "type": "AVRO", "schema": $AVRO_V2, "header": true,
 	  "value": $(avro_value 801 SR-801 3)},
 	 {"name": "h02", "subject": "sr.header.json-value", "type": "JSON", "schema": $JSON_SCHEMA, "header": true,
-	  "value": {"orderId": "$(uid 802)", "externalReference": "SR-802"}}]
+	  "value": {"orderId": "$(uid 802)", "externalReference": "SR-802"}},
+	 {"name": "d01", "subject": "outbox.event.Order-value", "type": "AVRO", "schema": "string",
+	  "value": $(event 901 SR-901 | python3 -c 'import json, sys; print(json.dumps(sys.stdin.read()))')},
+	 {"name": "d02", "subject": "outbox.event.Order-value", "type": "AVRO", "schema": $AVRO_V1,
+	  "value": $(avro_value 902 SR-902)},
+	 {"name": "d03", "subject": "outbox.event.Order-value", "type": "AVRO", "schema": $AVRO_V1,
+	  "value": $(avro_value 901 SR-901-CANCELLED)}]
 JSON
 # produce_tls — the framed message, through the registry over https
 produce_tls() {
@@ -256,4 +267,37 @@ check "a GUID the registry does not know: quarantined, the reason naming it" \
 	test -n "$(sql "SELECT 1 FROM received_orders.received_orders_quarantine WHERE kafka_key = 'h03'
 	                   AND value_schema_id IS NULL AND reason LIKE 'schema guid %-%-%-%-% is unknown to the Schema Registry:%40403%'")"
 feeder_stop header
+
+# ---------------------------------------------------------------- 6. Debezium over Avro, Protobuf
+
+E2E_TOPIC=outbox.event.Order
+: >"$E2E_MANIFEST"
+sql "TRUNCATE received_orders.received_orders, received_orders.received_orders_quarantine" >/dev/null
+# a Protobuf schema, registered as any client would, and a value framed with
+# its id (message index 0, then the protobuf bytes of orderId = "x")
+PROTO_ID=$(curl -sS --max-time 5 --cacert "$SR_CA" -u "$SR_AUTH" -H 'Content-Type: application/json' \
+	-d '{"schemaType": "PROTOBUF", "schema": "syntax = \"proto3\"; message OrderReceived { string orderId = 1; }"}' \
+	"$SR_URL/subjects/outbox.event.Order.proto-value/versions" | sed 's/[^0-9]//g')
+printf "\\x00\\x$(printf %02x $((PROTO_ID >> 24 & 255)))\\x$(printf %02x $((PROTO_ID >> 16 & 255)))\\x$(printf %02x $((PROTO_ID >> 8 & 255)))\\x$(printf %02x $((PROTO_ID & 255)))\\x00\\x0a\\x01x" >"$M/p01.bin"
+# dbz_msg LABEL KIND NO REF SQLSTATE TYPE FILE — an outbox message, its type in eventType
+dbz_msg() {
+	local id=-
+	[ "$3" != - ] && id=$(uid "$3")
+	printf '%s\t0\t%s\t%s\t%s\t%s\n' "$1" "$2" "$id" "$4" "$5" >>"$E2E_MANIFEST"
+	kcat -b "$KAFKA_BOOTSTRAP" -P -t "$E2E_TOPIC" -p 0 -k "$1" -H "eventType=$6" "$7"
+}
+dbz_msg d01 insert 901 SR-901 - OrderReceived "$M/d01.bin"
+dbz_msg d02 insert 902 SR-902 - OrderReceived "$M/d02.bin"
+dbz_msg d03 skip 901 - - OrderCancelled "$M/d03.bin"
+dbz_msg p01 reject - - 22P03 OrderReceived "$M/p01.bin"
+feeder_start dbz "$E2E_TOPIC" e2e-29-dbz --schema-registry "$SR_URL" --schema-registry-ca "$PKI/ca1.crt" \
+	--envelope debezium --event-type OrderReceived "${FEEDER_ARGS[@]}"
+check "Debezium over Avro: caught up within 60 s" kafka_wait_caught_up e2e-29-dbz "$E2E_TOPIC" 60
+check_exact_contents
+is "$(sql "SELECT payload = '$(event 901 SR-901)'::jsonb FROM received_orders.received_orders WHERE order_id = '$(uid 901)'")" t \
+	"the payload column as an Avro string: the event inside it is stored"
+is "$(sql "SELECT value_schema_id = $PROTO_ID AND reason LIKE 'schema id $PROTO_ID is a Protobuf schema: Protobuf values are not supported%'
+            FROM received_orders.received_orders_quarantine WHERE kafka_key = 'p01'")" t \
+	"a Protobuf value: rejected as not supported, with its id"
+feeder_stop dbz
 tap_done
