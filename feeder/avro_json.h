@@ -25,6 +25,7 @@ typedef struct avro_json_buf
 
 typedef struct avro_json_schema avro_json_schema;
 
+extern void avro_json_init(void);
 extern avro_json_schema *avro_json_compile(const char *text, size_t len,
 										   char *err, size_t errlen);
 extern void avro_json_free(avro_json_schema *schema);

@@ -344,7 +344,10 @@ main(int argc, char **argv)
 	pthread_cond_init(&app.wake_cond, NULL);
 	/* libcurl's global state, before any lane's thread starts */
 	if (strcmp(cfg.value_format, "confluent") == 0)
+	{
 		curl_global_init(CURL_GLOBAL_DEFAULT);
+		avro_json_init();
+	}
 	if (feeder_make_lanes(&app, &cfg) != 0)
 	{
 		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the batches and sessions");

@@ -62,6 +62,7 @@ setup(void **state)
 {
 	fixture    *f = calloc(1, sizeof(fixture));
 
+	avro_json_init();
 	f->schema = slurp(FIXTURES "avro-mapping.avsc", &f->schema_len);
 	f->framed = slurp(FIXTURES "avro-mapping.bin", &f->framed_len);
 	f->want = slurp(FIXTURES "avro-mapping.json", &f->want_len);
@@ -184,9 +185,12 @@ test_bad_enum_and_garbage(void **state)
 	static const char sschema[] = "\"string\"";
 	char		err[256];
 	avro_json_buf out = {0};
-	avro_json_schema *e = avro_json_compile(schema, sizeof(schema) - 1, err, sizeof(err));
-	avro_json_schema *s = avro_json_compile(sschema, sizeof(sschema) - 1, err, sizeof(err));
+	avro_json_schema *e,
+			   *s;
 
+	avro_json_init();
+	e = avro_json_compile(schema, sizeof(schema) - 1, err, sizeof(err));
+	s = avro_json_compile(sschema, sizeof(sschema) - 1, err, sizeof(err));
 	(void) state;
 	assert_non_null(e);
 	assert_non_null(s);
@@ -204,6 +208,52 @@ test_bad_enum_and_garbage(void **state)
 	avro_json_buf_free(&out);
 }
 
+/*
+ * test_mutations
+ *		Confluent's bytes cut at every length and with every bit of every
+ *		byte flipped: each decodes or is refused with a reason, never a
+ *		crash (under make sanitize: no memory error, no leak).
+ */
+static void
+test_mutations(void **state)
+{
+	fixture    *f = *state;
+	const char *payload = f->framed + 5;
+	size_t		len = f->framed_len - 5;
+	char	   *copy = malloc(len);
+	size_t		i;
+	int			bit,
+				refused = 0,
+				decoded = 0;
+
+	for (i = 0; i < len; i++)
+	{
+		avro_json_buf_reset(&f->out);
+		if (avro_json_decode(f->compiled, payload, i, &f->out, f->err, sizeof(f->err)) != 0)
+			refused++;
+		else
+			decoded++;
+	}
+	assert_int_equal(decoded, 0);	/* every proper prefix is refused */
+	for (i = 0; i < len; i++)
+		for (bit = 0; bit < 8; bit++)
+		{
+			memcpy(copy, payload, len);
+			copy[i] ^= (char) (1 << bit);
+			avro_json_buf_reset(&f->out);
+			f->err[0] = '\0';
+			if (avro_json_decode(f->compiled, copy, len, &f->out, f->err, sizeof(f->err)) != 0)
+			{
+				assert_true(f->err[0] != '\0');
+				refused++;
+			}
+			else
+				decoded++;
+		}
+	assert_true(refused > 0 && decoded > 0);
+	free(copy);
+}
+
 int
 main(void)
 {
@@ -212,6 +262,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_mapping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trailing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mutations, setup, teardown),
 		cmocka_unit_test(test_not_an_avro_schema),
 		cmocka_unit_test(test_bad_enum_and_garbage),
 	};
