@@ -6,8 +6,9 @@
 # confluent: Avro decoded with the registry's schemas into JSON by the
 # documented mapping, JSON Schema taken after its frame.
 #
-# 1. One topic with two Avro schema versions (v2 adds a field with a
-#    default), a JSON Schema value, a redelivery, a tombstone, and the bad
+# 1. One topic with three Avro schema versions (v2 adds a field with a
+#    default, v3 removes one), a value with every Avro type and logical type
+#    of the mapping, a JSON Schema value, a redelivery, a tombstone, and the bad
 #    messages: an id the registry does not know, a truncated frame, a plain
 #    JSON value (not framed), an Avro value whose event is invalid.  The
 #    exact rows and quarantine; the payloads value by value; the quarantine
@@ -49,7 +50,7 @@ SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 45
+plan 48
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
@@ -65,6 +66,10 @@ AVRO_V1='{"type": "record", "name": "OrderReceived", "namespace": "com.example.o
 	{"name": "channel", "type": {"type": "enum", "name": "Channel", "symbols": ["WEB", "SHOP"]}},
 	{"name": "note", "type": ["null", "string"], "default": null}]}'
 AVRO_V2=${AVRO_V1%]\}}', {"name": "priority", "type": "int", "default": 0}]}'
+# v3 removes the field note
+AVRO_V3=$(node -e 'const s = JSON.parse(process.argv[1]);
+	s.fields = s.fields.filter((f) => f.name !== "note");
+	console.log(JSON.stringify(s))' "$AVRO_V1")
 JSON_SCHEMA='{"type": "object", "properties": {"orderId": {"type": "string"}, "externalReference": {"type": "string"}}, "required": ["orderId", "externalReference"]}'
 
 # avro_value NO REF [PRIORITY] — an OrderReceived for the Avro schemas
@@ -79,6 +84,8 @@ cat >"$E2E_TMP/spec.json" <<-JSON
 	 {"name": "j01", "subject": "sr.orders.json-value", "type": "JSON", "schema": $JSON_SCHEMA,
 	  "value": {"orderId": "$(uid 503)", "externalReference": "SR-503", "lines": [{"sku": "A-1", "quantity": 2}]}},
 	 {"name": "a04", "subject": "sr.orders-value", "type": "AVRO", "schema": $AVRO_V1, "value": $(avro_value 0 SR-BAD)},
+	 {"name": "a05", "subject": "sr.orders-value", "type": "AVRO", "schema": $AVRO_V3,
+	  "value": {"orderId": "$(uid 505)", "externalReference": "SR-505", "amount": {"\$bytes": "ff85"}, "createdAt": -1, "channel": "WEB"}},
 	 {"name": "l01", "subject": "sr.later-value", "type": "AVRO", "schema": $AVRO_V2, "value": $(avro_value 601 SR-601 1)},
 	 {"name": "l02", "subject": "sr.later-value", "type": "JSON", "schema": {"type": "object", "title": "later"},
 	  "value": {"orderId": "$(uid 602)", "externalReference": "SR-602"}}]
@@ -90,6 +97,13 @@ produce_all() {
 }
 check "Confluent's serializers register the schemas with the stand-in registry and frame the values" \
 	produce_all
+# every logical type: the unit test's value (feeder/tests/fixtures), produced
+# again here by the official serializer
+# shellcheck disable=SC2317
+produce_mapping() {
+	sr_produce "$RO_ROOT/feeder/tests/fixtures/avro-mapping.spec.json" "$E2E_TMP/msgs" >/dev/null
+}
+check "and the value with every Avro type and logical type of the mapping" produce_mapping
 V1=$(awk '$1 == "a01" { print $2 }' "$E2E_TMP/ids")
 M=$E2E_TMP/msgs
 # the bad ones, from Confluent's bytes: an id the registry does not know,
@@ -110,6 +124,9 @@ msg_file 0 bad-id reject - - 22P03 "$M/bad-id.bin"
 msg_file 0 trunc reject - - 22P03 "$M/trunc.bin"
 msg_file 0 plain reject - - 22P03 "$M/plain.bin"
 msg_file 0 a04 reject - - 22P02 "$M/a04.bin"
+msg_file 0 a05 insert 505 SR-505 - "$M/a05.bin"
+printf 'map\t0\tinsert\t44444444-0000-4000-8000-000000000001\tAVRO-1\t-\n' >>"$E2E_MANIFEST"
+kafka_produce_file "$E2E_TOPIC" 0 map "$M/avro-mapping.bin"
 
 asked_before=$(sr_stats schemas_ids)
 feeder_start sr "$E2E_TOPIC" e2e-29 --schema-registry "$SR_URL" "${FEEDER_ARGS[@]}"
@@ -121,6 +138,12 @@ is "$(sql "SELECT payload FROM received_orders.received_orders WHERE order_id = 
 	"Avro v1: the payload is the decoded JSON (decimal exact, timestamp ISO-8601 UTC, enum a string, union unwrapped)"
 is "$(sql "SELECT payload->>'priority' FROM received_orders.received_orders WHERE order_id = '$(uid 502)'")" 7 \
 	"Avro v2 (a field added with a default): decoded with its own writer schema"
+is "$(sql "SELECT payload FROM received_orders.received_orders WHERE order_id = '$(uid 505)'")" \
+	"{\"amount\": -1.23, \"channel\": \"WEB\", \"orderId\": \"$(uid 505)\", \"createdAt\": \"1969-12-31T23:59:59.999000Z\", \"externalReference\": \"SR-505\"}" \
+	"Avro v3 (a field removed): decoded with its own writer schema, no note"
+is "$(sql "SELECT payload = '$(sed "s/'/''/g" "$RO_ROOT/feeder/tests/fixtures/avro-mapping.json")'::jsonb
+            FROM received_orders.received_orders WHERE order_id = '44444444-0000-4000-8000-000000000001'")" t \
+	"every Avro type and logical type: the stored payload is the mapping's JSON, value by value (feeder/tests/fixtures/avro-mapping.json)"
 is "$(sql "SELECT payload FROM received_orders.received_orders WHERE order_id = '$(uid 503)'")" \
 	"{\"lines\": [{\"sku\": \"A-1\", \"quantity\": 2}], \"orderId\": \"$(uid 503)\", \"externalReference\": \"SR-503\"}" \
 	"JSON Schema: the payload is the JSON after the frame"
@@ -139,8 +162,8 @@ is "$(sql "SELECT coalesce(value_schema_id::text, 'NULL') || ' ' || (reason LIKE
 	"NULL true" "a plain JSON value on a confluent topic: quarantined as not framed"
 is "$(sql "SELECT value_schema_id FROM received_orders.received_orders_quarantine WHERE kafka_key = 'a04'")" \
 	"$V1" "a decoded event that breaks the event rules: quarantined with its schema id"
-is "$(($(sr_stats schemas_ids) - asked_before))" 4 \
-	"the registry was asked once per id (two Avro versions, one JSON Schema, the unknown id)"
+is "$(($(sr_stats schemas_ids) - asked_before))" 6 \
+	"the registry was asked once per id (four Avro schemas, one JSON Schema, the unknown id)"
 # registry_metric NAME LABELS — a schema_registry_requests_total sample
 registry_metric() {
 	local addr
@@ -149,16 +172,16 @@ registry_metric() {
 		awk -v m="received_orders_feeder_schema_registry_requests_total{result=\"$2\"}" '$1 == m { print $2 }'
 }
 is "$(registry_metric sr ok) $(registry_metric sr not_found) $(feeder_metric sr schema_registry_cached_schemas)" \
-	"3 1 3" "/metrics: 3 schemas fetched and cached, 1 unknown id"
+	"5 1 5" "/metrics: 5 schemas fetched and cached, 1 unknown id"
 # promcheck NAME — promtool accepts NAME's scrape, the registry's families in it
 promcheck() {
 	local addr
 	addr=$(feeder_metrics_addr "$1") || return 1
 	curl -sS --max-time 5 "http://$addr/metrics" >"$E2E_TMP/$1.metrics" &&
-		grep -q '^received_orders_feeder_schema_registry_request_duration_seconds_count 4$' "$E2E_TMP/$1.metrics" &&
+		grep -q '^received_orders_feeder_schema_registry_request_duration_seconds_count 6$' "$E2E_TMP/$1.metrics" &&
 		promtool check metrics <"$E2E_TMP/$1.metrics"
 }
-check "the request latency histogram counts the 4 requests; promtool check metrics accepts the scrape" promcheck sr
+check "the request latency histogram counts the 6 requests; promtool check metrics accepts the scrape" promcheck sr
 check "the feeder's log holds no credentials" log_has_no "${SR_AUTH#*:}" sr
 feeder_stop sr
 is "$?" 0 "SIGTERM: the feeder exits 0"
