@@ -22,7 +22,13 @@
 
 const fs = require('fs');
 const path = require('path');
-const sr = require('@confluentinc/schemaregistry');
+// The client and the serializers only (not the package's index, which also
+// loads every KMS driver of field encryption: AWS, Azure, GCP, Vault)
+const sr = Object.assign({},
+	require('@confluentinc/schemaregistry/dist/schemaregistry-client'),
+	require('@confluentinc/schemaregistry/dist/serde/serde'),
+	require('@confluentinc/schemaregistry/dist/serde/avro'),
+	require('@confluentinc/schemaregistry/dist/serde/json'));
 
 const args = {};
 const rest = [];
