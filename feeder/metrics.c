@@ -264,6 +264,9 @@ metrics_health_locked(char *reason, size_t reasonlen)
 	else if (!metrics_state.database_up)
 		snprintf(reason, reasonlen, "database unreachable: %s",
 				 metrics_state.database_reason);
+	else if (metrics_state.registry_on && !metrics_state.registry.up)
+		snprintf(reason, reasonlen, "schema registry unreachable: %s",
+				 metrics_state.registry.down_reason);
 	else if (metrics_state.kafka_up == 0)
 		snprintf(reason, reasonlen, "kafka brokers down");
 	else if (metrics_state.stall_reason[0])
@@ -511,6 +514,9 @@ metrics_render_locked(metrics_buf *buf)
 						   (unsigned long long) r->requests[i]);
 		metrics_gauge(buf, "schema_registry_cached_schemas",
 					  "Schemas kept by id for the life of the process.", r->cached);
+		metrics_gauge(buf, "schema_registry_up",
+					  "1 while the Schema Registry answers (the last request got a registry's answer), 0 when it is unreachable, failing or refusing the feeder.",
+					  r->up);
 		metrics_family(buf, "schema_registry_request_duration_seconds", "histogram",
 					   "Duration of the requests to the Schema Registry.");
 		cumulative = 0;

@@ -55,7 +55,8 @@ static const double registry_bucket_le[REGISTRY_NBUCKETS] = REGISTRY_BUCKET_LE;
  *		Count one request: its result and how long it took.
  */
 static void
-registry_record(registry *r, registry_status st, double seconds)
+registry_record(registry *r, registry_status st, double seconds,
+				const char *err)
 {
 	registry_result result = st == REGISTRY_OK ? REGISTRY_RESULT_OK :
 		st == REGISTRY_UNKNOWN_ID ? REGISTRY_RESULT_NOT_FOUND :
@@ -70,6 +71,9 @@ registry_record(registry *r, registry_status st, double seconds)
 		r->stats.buckets[i]++;
 	r->stats.count++;
 	r->stats.seconds_sum += seconds;
+	r->stats.up = st == REGISTRY_OK || st == REGISTRY_UNKNOWN_ID;
+	if (!r->stats.up)
+		snprintf(r->stats.down_reason, sizeof(r->stats.down_reason), "%s", err);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -127,6 +131,7 @@ registry_new(const registry_options *opts)
 	r->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 10000;
 	r->max_schemas = opts->max_schemas > 0 ? opts->max_schemas : 1000;
 	r->cache = calloc(r->max_schemas, sizeof(registry_schema *));
+	r->stats.up = 1;			/* until a request says otherwise */
 	pthread_mutex_init(&r->lock, NULL);
 	if (r->urls == NULL || r->cache == NULL || r->nurls == 0)
 	{
@@ -343,7 +348,7 @@ registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 	}
 	free(body.data);
 	registry_record(r, result, (double) (ended.tv_sec - started.tv_sec) +
-					(double) (ended.tv_nsec - started.tv_nsec) / 1e9);
+					(double) (ended.tv_nsec - started.tv_nsec) / 1e9, err);
 	return result;
 }
 

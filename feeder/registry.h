@@ -75,6 +75,8 @@ typedef struct registry_stats
 	uint64_t	count;
 	double		seconds_sum;
 	int			cached;
+	int			up;				/* the last request got a registry's answer */
+	char		down_reason[256];	/* why not, when up is 0 */
 } registry_stats;
 
 typedef struct registry registry;

@@ -16,7 +16,8 @@
 #    asked of the registry once.
 # 2. The registry answering 503 when a feeder starts on new messages: the
 #    batch waits (nothing stored, nothing acknowledged) and goes through
-#    when the registry is back, by itself.
+#    when the registry is back, by itself; meanwhile /healthz answers 503
+#    "schema registry unreachable" and schema_registry_up is 0.
 #    /metrics: requests to the registry by result, cached schemas, request
 #    duration.
 # 3. Wrong credentials (401): exit 3, naming the Schema Registry.
@@ -50,7 +51,7 @@ SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 48
+plan 51
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
@@ -164,6 +165,14 @@ is "$(sql "SELECT value_schema_id FROM received_orders.received_orders_quarantin
 	"$V1" "a decoded event that breaks the event rules: quarantined with its schema id"
 is "$(($(sr_stats schemas_ids) - asked_before))" 6 \
 	"the registry was asked once per id (four Avro schemas, one JSON Schema, the unknown id)"
+# healthz NAME — "CODE BODY" of NAME's /healthz (the body up to its first colon)
+healthz() {
+	local addr out
+	addr=$(feeder_metrics_addr "$1") || return 1
+	out=$(curl -s --max-time 5 -w ' %{http_code}' "http://$addr/healthz")
+	printf '%s %s\n' "${out##* }" "$(sed 's/:.*//' <<<"${out% *}")"
+}
+
 # registry_metric NAME LABELS — a schema_registry_requests_total sample
 registry_metric() {
 	local addr
@@ -203,10 +212,14 @@ check "and nothing is acknowledged" \
 	test "$(kafka_committed e2e-29-later "$E2E_TOPIC" | awk '{ print $3 }')" -le 0
 check "/metrics counts the registry's failures as unavailable" \
 	test "$(registry_metric later unavailable)" -ge 1
+is "$(feeder_metric later schema_registry_up)" 0 "/metrics: schema_registry_up is 0"
+is "$(healthz later)" "503 schema registry unreachable" "/healthz answers 503 and says why"
 sr_mode ok
 check "the registry back: the feeder catches up by itself within 60 s" kafka_wait_caught_up e2e-29-later "$E2E_TOPIC" 60
 is "$(sql "SELECT count(*) FROM received_orders.received_orders WHERE order_id IN ('$(uid 601)', '$(uid 602)')")" 2 \
 	"both orders stored once"
+is "$(feeder_metric later schema_registry_up) $(healthz later)" "1 200 ok" \
+	"schema_registry_up is 1 again, /healthz answers 200"
 feeder_stop later
 
 # ---------------------------------------------------------------- 3. wrong credentials
