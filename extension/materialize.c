@@ -1501,6 +1501,9 @@ replay_quarantined(PG_FUNCTION_ARGS)
 {
 	int64		id;
 	bytea	   *raw_value;
+	const char *data;
+	int			len;
+	int32		schema_id;
 	int64		received_bytes;
 	char	   *envelope_name;
 	char	   *content_type;
@@ -1544,6 +1547,26 @@ replay_quarantined(PG_FUNCTION_ARGS)
 
 	hint = psprintf("Repair raw_value of quarantined message %lld and replay it again; nothing was changed.",
 					(long long) id);
+	data = VARDATA_ANY(raw_value);
+	len = VARSIZE_ANY_EXHDR(raw_value);
+
+	/*
+	 * A value framed by a Schema Registry serializer (1.2): its JSON after
+	 * the frame.  A backend cannot fetch an Avro schema: such a row replays
+	 * once an operator put the event's JSON in raw_value (value_schema_id
+	 * NULL), which the hint says.
+	 */
+	if (RoStoreFetchQuarantinedSchemaId(id, &schema_id))
+	{
+		int32		frame_id;
+		bool		has_frame_id;
+
+		hint = psprintf("Quarantined message %lld is a Schema Registry value (schema id %d): a JSON Schema value replays from its framed bytes; for an Avro value, set raw_value to the event's JSON and value_schema_id to NULL, then replay it; nothing was changed.",
+						(long long) id, schema_id);
+		if (!RoFrameOpen(data, len, NULL, 0, NULL, &schema_id, &frame_id,
+						 &has_frame_id, &data, &len, &err))
+			RoEventReportError(&err, hint);
+	}
 	if (envelope_name != NULL && !RoEnvelopeFromName(envelope_name, &envelope))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -1556,14 +1579,12 @@ replay_quarantined(PG_FUNCTION_ARGS)
 	 * message by its content-type), without selecting a type, since replaying
 	 * it is the operator's decision that it is an order.
 	 */
-	if (!RoEventCheckRaw(VARDATA_ANY(raw_value), VARSIZE_ANY_EXHDR(raw_value),
-						 &err) ||
+	if (!RoEventCheckRaw(data, len, &err) ||
 		!RoEnvelopeUnwrap(envelope,
 						  content_type != NULL &&
 						  RoEnvelopeIsStructured(content_type, strlen(content_type)),
-						  VARDATA_ANY(raw_value), VARSIZE_ANY_EXHDR(raw_value),
-						  &found, &err) ||
-		(found.data != VARDATA_ANY(raw_value) &&
+						  data, len, &found, &err) ||
+		(found.data != data &&
 		 !RoEventCheckRaw(found.data, found.len, &err)) ||
 		!RoEventCheckFields(RoEventParseRaw(found.data, found.len),
 							&event, &err))

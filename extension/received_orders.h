@@ -151,5 +151,6 @@ extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
 									Datum *partitions, Datum *next_offsets,
 									int count);
 extern void RoStoreDeleteQuarantined(int64 id);
+extern bool RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id);
 
 #endif							/* RECEIVED_ORDERS_H */

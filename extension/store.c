@@ -159,6 +159,13 @@ static StorePlan fetch_quarantined_1_0_plan = {
 	1, {INT8OID}
 };
 
+/* Since 1.2: the Schema Registry id of a quarantined framed value. */
+static StorePlan fetch_quarantined_schema_id_plan = {
+	"SELECT value_schema_id FROM " RO_SCHEMA ".received_orders_quarantine"
+	" WHERE id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}
+};
+
 static StorePlan delete_quarantined_plan = {
 	"DELETE FROM " RO_SCHEMA ".received_orders_quarantine"
 	" WHERE id OPERATOR(pg_catalog.=) $1",
@@ -523,6 +530,34 @@ RoStoreFetchQuarantined(int64 id, bytea **raw_value, int64 *received_bytes,
 	*received_bytes = isnull ? -1 : DatumGetInt32(datum);
 	*envelope = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
 	*content_type = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+	return true;
+}
+
+/*
+ * RoStoreFetchQuarantinedSchemaId
+ *		The value_schema_id of a quarantine row (a value framed by a Schema
+ *		Registry serializer): true with *schema_id set, false when it has
+ *		none or the installed quarantine predates 1.2.
+ */
+bool
+RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id)
+{
+	Oid			nsp = get_namespace_oid(RO_SCHEMA, false);
+	Oid			rel = get_relname_relid("received_orders_quarantine", nsp);
+	Datum		values[1];
+	bool		isnull;
+	Datum		datum;
+
+	if (!OidIsValid(rel) || get_attnum(rel, "value_schema_id") == InvalidAttrNumber)
+		return false;
+	values[0] = Int64GetDatum(id);
+	StoreExecute(&fetch_quarantined_schema_id_plan, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		return false;
+	datum = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		return false;
+	*schema_id = DatumGetInt32(datum);
 	return true;
 }
 

@@ -6,7 +6,7 @@
 -- keeps the framed bytes and the schema id, in the batch's transaction.
 
 BEGIN;
-SELECT plan(16);
+SELECT plan(20);
 
 SET LOCAL client_min_messages = error;
 
@@ -106,6 +106,24 @@ SELECT results_eq($$SELECT "position", outcome FROM pg_temp.sr('sr.orders', ARRA
 	'a redelivery finds the decoded events stored');
 SELECT is((SELECT count(*)::int FROM received_orders.received_orders_quarantine
             WHERE kafka_topic = 'sr.orders'), 4, 'and quarantines nothing twice');
+
+-- replay: a JSON Schema row replays from its framed bytes once repaired;
+-- an Avro row cannot be decoded by a backend
+SELECT results_eq($$SELECT outcome, sqlstate FROM pg_temp.sr('sr.replay',
+	ARRAY[pg_temp.frame(7, convert_to('{"orderId":"22222222-0000-4000-8000-000000000005"}', 'UTF8'))],
+	ARRAY[NULL::bytea], ARRAY[7], ARRAY[NULL::text])$$,
+	$$VALUES ('rejected', '22023')$$, 'a JSON Schema event without externalReference is rejected');
+UPDATE received_orders.received_orders_quarantine
+   SET raw_value = pg_temp.frame(7, pg_temp.ev('22222222-0000-4000-8000-000000000005', 'S-5'))
+ WHERE kafka_topic = 'sr.replay';
+SELECT is((SELECT received_orders.replay_quarantined(id)::text FROM received_orders.received_orders_quarantine
+            WHERE kafka_topic = 'sr.replay'), 'inserted',
+	'the repaired framed JSON Schema value replays (its JSON after the frame)');
+SELECT is((SELECT external_reference FROM received_orders.received_orders
+            WHERE order_id = '22222222-0000-4000-8000-000000000005'), 'S-5', 'and is stored');
+SELECT throws_ok(format('SELECT received_orders.replay_quarantined(%s)',
+	(SELECT id FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'sr.orders' AND kafka_offset = 4)),
+	'22P02', NULL, 'an Avro row replays only once its raw_value holds the event''s JSON');
 
 SELECT * FROM finish();
 ROLLBACK;
