@@ -24,15 +24,9 @@
  *	 local-timestamp-millis, -micros	the same without the "Z"
  *
  * Bytes that do not match the schema, and bytes left after the value, are
- * an error for the caller to reject the message with.  A length or count in
- * a bad message can ask avro-c for any amount of memory before it finds the
- * bytes missing: while it reads a value, its allocator refuses any one
- * allocation larger than AVRO_JSON_ALLOC_LIMIT(len) (avro_json_allocator),
- * so that such a message is refused like any other, without taking the
- * feeder's memory.  avro-c 1.11 also loses what it allocated when bytes
- * run out in the middle of a string or bytes: the allocator keeps the
- * blocks it hands out while a value is read and decref'd
- * (avro_json_track), and frees those still held afterwards.
+ * an error for the caller to reject the message with; avro_alloc.c keeps a
+ * bad message's lengths and counts from taking the feeder's memory, and
+ * frees what avro-c loses on its error paths.
  *
  *-------------------------------------------------------------------------
  */
@@ -48,103 +42,8 @@
 #include <avro.h>
 #include <jansson.h>
 
+#include "avro_alloc.h"
 #include "avro_json.h"
-
-/*
- * The largest single allocation avro-c may make while reading a value of
- * len bytes: a string or bytes are at most len, an array's elements (a few
- * dozen bytes each in a generic value) at most one per byte but for
- * zero-byte items, which no real schema has many of.
- */
-#define AVRO_JSON_ALLOC_LIMIT(len) ((size_t) (len) * 64 + 1024 * 1024)
-
-/* The limit of this thread's avro-c allocations; 0: none (schemas). */
-static __thread size_t avro_json_alloc_limit;
-
-/*
- * The blocks avro-c holds that it allocated while this thread reads a value
- * (an open-addressing set of pointers, NULL: empty, AVRO_JSON_GONE: freed);
- * tracking is off while track_cap is 0.
- */
-#define AVRO_JSON_GONE ((void *) 1)
-static __thread void **track;
-static __thread size_t track_cap;
-static __thread size_t track_used;	/* slots not NULL */
-static __thread int track_failed;
-
-/*
- * avro_json_track_slot
- *		The slot of p, or the empty slot where it would go.
- */
-static size_t
-avro_json_track_slot(void *p)
-{
-	size_t		i = ((uintptr_t) p >> 4) * UINT64_C(11400714819323198485) & (track_cap - 1);
-
-	while (track[i] != NULL && track[i] != p)
-		i = (i + 1) & (track_cap - 1);
-	return i;
-}
-
-/*
- * avro_json_track_add
- *		Remember a block avro-c got (growing the set at half full).
- */
-static void
-avro_json_track_add(void *p)
-{
-	if ((track_used + 1) * 2 > track_cap)
-	{
-		void	  **old = track;
-		size_t		old_cap = track_cap,
-					i;
-
-		track = calloc(old_cap * 2, sizeof(void *));
-		if (track == NULL)
-		{
-			track = old;
-			track_failed = 1;	/* not freed afterwards: a leak, not a crash */
-			return;
-		}
-		track_cap = old_cap * 2;
-		track_used = 0;
-		for (i = 0; i < old_cap; i++)
-			if (old[i] != NULL && old[i] != AVRO_JSON_GONE)
-			{
-				track[avro_json_track_slot(old[i])] = old[i];
-				track_used++;
-			}
-		free(old);
-	}
-	{
-		size_t		i = avro_json_track_slot(p);
-
-		if (track[i] == NULL)
-			track_used++;
-		track[i] = p;
-	}
-}
-
-/*
- * avro_json_track_remove
- *		Forget a block avro-c gave back or moved (its address before), if
- *		it was tracked.
- */
-static void
-avro_json_track_remove(uintptr_t p)
-{
-	size_t		i = (p >> 4) * UINT64_C(11400714819323198485) & (track_cap - 1);
-
-	while (track[i] != NULL)
-	{
-		if ((uintptr_t) track[i] == p)
-		{
-			track[i] = AVRO_JSON_GONE;
-			return;
-		}
-		i = (i + 1) & (track_cap - 1);
-	}
-}
 
 /* Named types (record, enum, fixed) of a schema, by full and short name. */
 typedef struct avro_json_name
@@ -163,77 +62,14 @@ struct avro_json_schema
 };
 
 /*
- * avro_json_allocator
- *		avro-c's allocator (realloc semantics): refuses, while a value is
- *		read on this thread, an allocation larger than the value allows.
- */
-static void *
-avro_json_allocator(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-	void	   *p;
-	uintptr_t	old = (uintptr_t) ptr;
-
-	(void) ud;
-	(void) osize;
-	if (nsize == 0)
-	{
-		if (track_cap && ptr)
-			avro_json_track_remove(old);
-		free(ptr);
-		return NULL;
-	}
-	if (avro_json_alloc_limit != 0 && nsize > avro_json_alloc_limit)
-		return NULL;
-	p = realloc(ptr, nsize);
-	if (p != NULL && track_cap)
-	{
-		if (old)
-			avro_json_track_remove(old);
-		avro_json_track_add(p);
-	}
-	return p;
-}
-
-/*
- * avro_json_track_begin, avro_json_track_end
- *		Track what avro-c allocates from begin to end; end frees the
- *		blocks it still holds then (lost on an error path).
- */
-static int
-avro_json_track_begin(void)
-{
-	track_cap = 64;
-	track_used = 0;
-	track_failed = 0;
-	track = calloc(track_cap, sizeof(void *));
-	if (track == NULL)
-		track_cap = 0;
-	return track != NULL;
-}
-
-static void
-avro_json_track_end(void)
-{
-	size_t		i,
-				cap = track_cap;
-	void	  **t = track;
-
-	track_cap = 0;				/* off: the frees below are not tracked */
-	track = NULL;
-	for (i = 0; i < cap; i++)
-		if (t[i] != NULL && t[i] != AVRO_JSON_GONE)
-			free(t[i]);
-	free(t);
-}
-
-/*
  * avro_json_init
- *		Install the bounded allocator; once, before any thread uses avro-c.
+ *		Before any thread uses avro-c: its allocator for untrusted values
+ *		(avro_alloc.c).
  */
 void
 avro_json_init(void)
 {
-	avro_set_allocator(avro_json_allocator, NULL);
+	avro_alloc_init();
 }
 
 /*
@@ -1046,7 +882,6 @@ avro_json_decode(const avro_json_schema *s, const void *data, size_t len,
 	avro_reader_t reader;
 	char		extra;
 	int			rc = -1;
-	int			tracking;
 
 	iface = avro_generic_class_from_schema(s->avro);
 	if (iface == NULL)
@@ -1061,16 +896,12 @@ avro_json_decode(const avro_json_schema *s, const void *data, size_t len,
 		return -1;
 	}
 	reader = avro_reader_memory(data, (int64_t) len);
-	avro_json_alloc_limit = AVRO_JSON_ALLOC_LIMIT(len);
-	tracking = avro_json_track_begin();
+	avro_alloc_read_begin(len);
 	if (reader == NULL)
 		snprintf(err, errlen, "out of memory");
 	else if (avro_value_read(reader, &value) != 0)
-	{
-		avro_json_alloc_limit = 0;
 		snprintf(err, errlen, "the Avro bytes do not match the schema: %s", avro_strerror());
-	}
-	else if ((avro_json_alloc_limit = 0, avro_read(reader, &extra, 1) == 0))
+	else if (avro_read(reader, &extra, 1) == 0)
 		snprintf(err, errlen, "bytes are left after the Avro value");
 	else if (avro_json_write(s, &value, s->json, out, 0, err, errlen) != 0)
 		;
@@ -1081,9 +912,7 @@ avro_json_decode(const avro_json_schema *s, const void *data, size_t len,
 	if (reader)
 		avro_reader_free(reader);
 	avro_value_decref(&value);
-	avro_json_alloc_limit = 0;
-	if (tracking)
-		avro_json_track_end();
+	avro_alloc_read_end();
 	avro_value_iface_decref(iface);
 	return rc;
 }
