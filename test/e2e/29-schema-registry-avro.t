@@ -203,9 +203,8 @@ msg_file 0 l01 insert 601 SR-601 - "$M/l01.bin"
 msg_file 0 l02 insert 602 SR-602 - "$M/l02.bin"
 sr_mode 503
 feeder_start later "$E2E_TOPIC" e2e-29-later --schema-registry "$SR_URL" "${FEEDER_ARGS[@]}"
-sleep 4
-check "registry answering 503: the batch is retried (batch_failed step=schema_registry)" \
-	grep -q 'event=batch_failed .*step=schema_registry' "$E2E_TMP/later.log"
+check "registry answering 503: the batch is retried (batch_failed step=schema_registry, twice within 60 s)" \
+	ro_wait_until 60 eval "[ \"\$(grep -c 'event=batch_failed .*step=schema_registry' '$E2E_TMP/later.log')\" -ge 2 ]"
 is "$(sql "SELECT count(*) FROM received_orders.received_orders WHERE order_id IN ('$(uid 601)', '$(uid 602)')")" 0 \
 	"meanwhile nothing is stored"
 check "and nothing is acknowledged" \
