@@ -86,6 +86,7 @@ static const struct
 	{"schema-registry", OPT_SCHEMA_REGISTRY},
 	{"schema-registry-credentials", OPT_SCHEMA_REGISTRY_CREDENTIALS},
 	{"schema-registry-ca", OPT_SCHEMA_REGISTRY_CA},
+	{"schema-registry-timeout-ms", OPT_SCHEMA_REGISTRY_TIMEOUT_MS},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -475,6 +476,12 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 		case OPT_SCHEMA_REGISTRY_CA:
 			config_set_string(&cfg->schema_registry_ca, value);
 			break;
+		case OPT_SCHEMA_REGISTRY_TIMEOUT_MS:
+			if (config_parse_int(value, 100, 600000, &cfg->schema_registry_timeout_ms) != 0)
+				return config_error(err, errlen,
+									"%s: expected milliseconds from 100 to 600000, got \"%s\"",
+									where, value);
+			break;
 		case OPT_ACCEPT_POSITION_LOSS:
 			if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0 ||
 				strcmp(value, "yes") == 0)
@@ -780,6 +787,7 @@ config_defaults(feeder_config *cfg)
 	cfg->statement_timeout_ms = CONFIG_DEFAULT_STATEMENT_TIMEOUT;
 	cfg->lock_timeout_ms = CONFIG_DEFAULT_LOCK_TIMEOUT;
 	cfg->stall_timeout_s = CONFIG_DEFAULT_STALL_TIMEOUT;
+	cfg->schema_registry_timeout_ms = CONFIG_DEFAULT_SCHEMA_REGISTRY_TIMEOUT;
 }
 
 /*
@@ -819,6 +827,7 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"schema-registry", required_argument, NULL, OPT_SCHEMA_REGISTRY},
 		{"schema-registry-credentials", required_argument, NULL, OPT_SCHEMA_REGISTRY_CREDENTIALS},
 		{"schema-registry-ca", required_argument, NULL, OPT_SCHEMA_REGISTRY_CA},
+		{"schema-registry-timeout-ms", required_argument, NULL, OPT_SCHEMA_REGISTRY_TIMEOUT_MS},
 		{"batch-max-bytes", required_argument, NULL, OPT_BATCH_MAX_BYTES},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -1011,6 +1020,8 @@ config_usage(FILE *out)
 		  "                          in $FEEDER_SCHEMA_REGISTRY_USER_INFO; never logged\n"
 		  "  --schema-registry-ca FILE  CA certificates for an https registry (default: the\n"
 		  "                          system's)                   [$FEEDER_SCHEMA_REGISTRY_CA]\n"
+		  "  --schema-registry-timeout-ms MS  deadline of one request to the registry; past it\n"
+		  "                          the batch is retried like a database outage (default 10000)\n"
 		  "  --accept-position-loss  when the database's position of a partition lies\n"
 		  "                          outside what Kafka still holds (retention, re-created\n"
 		  "                          topic), log and count the loss and start at the\n"

@@ -58,6 +58,7 @@ typedef enum config_option
 	OPT_SCHEMA_REGISTRY,
 	OPT_SCHEMA_REGISTRY_CREDENTIALS,
 	OPT_SCHEMA_REGISTRY_CA,
+	OPT_SCHEMA_REGISTRY_TIMEOUT_MS,
 	OPT_COUNT
 } config_option;
 
@@ -89,6 +90,7 @@ typedef struct feeder_config
 	char	   *schema_registry;	/* URL[,URL]; NULL without one */
 	char	   *schema_registry_user_info;	/* USER:PASSWORD; never logged */
 	char	   *schema_registry_ca;	/* CA file for https; NULL: the system's */
+	int			schema_registry_timeout_ms;	/* one request's deadline */
 	config_prop *props;			/* -F file properties first, then -X */
 	int			nprops;
 	char	   *config_file;
@@ -141,6 +143,7 @@ typedef enum config_result
 #define CONFIG_DEFAULT_LOCK_TIMEOUT	10000
 #define CONFIG_DEFAULT_STALL_TIMEOUT	120
 #define CONFIG_DEFAULT_TYPE_HEADER	"eventType"
+#define CONFIG_DEFAULT_SCHEMA_REGISTRY_TIMEOUT	10000
 #define CONFIG_CLOUDEVENTS_TYPE_HEADER	"ce_type"
 
 extern config_result config_parse(feeder_config *cfg, int argc, char **argv,

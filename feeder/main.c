@@ -31,8 +31,7 @@
 #include "log.h"
 #include "metrics.h"
 
-/* The Schema Registry: a request's deadline, schemas kept by id. */
-#define FEEDER_REGISTRY_TIMEOUT_MS 10000
+/* The Schema Registry: schemas kept by id (or GUID). */
 #define FEEDER_REGISTRY_MAX_SCHEMAS 1000
 
 volatile sig_atomic_t feeder_stop = 0;
@@ -256,7 +255,7 @@ feeder_make_lanes(feeder_app *app, const feeder_config *cfg)
 			.urls = cfg->schema_registry,
 			.user_info = cfg->schema_registry_user_info,
 			.ca_file = cfg->schema_registry_ca,
-			.timeout_ms = FEEDER_REGISTRY_TIMEOUT_MS,
+			.timeout_ms = cfg->schema_registry_timeout_ms,
 			.max_schemas = FEEDER_REGISTRY_MAX_SCHEMAS,
 		};
 

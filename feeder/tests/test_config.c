@@ -707,8 +707,19 @@ test_schema_registry_options(void **state)
 	assert_string_equal(cfg.value_format, "confluent");
 	assert_string_equal(cfg.schema_registry, "http://r1:8081,http://r2:8081");
 	assert_string_equal(cfg.schema_registry_user_info, "alice:s3cret");
+	assert_int_equal(cfg.schema_registry_timeout_ms, 10000);
 	config_free(&cfg);
 	unlink(path);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "http://r:8081",
+						   "--schema-registry-timeout-ms", "500"), CONFIG_OK);
+	assert_int_equal(cfg.schema_registry_timeout_ms, 500);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "http://r:8081",
+						   "--schema-registry-timeout-ms", "5"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "expected milliseconds from 100 to 600000"));
+	config_free(&cfg);
 
 	setenv("FEEDER_VALUE_FORMAT", "confluent", 1);
 	setenv("FEEDER_SCHEMA_REGISTRY", "https://registry:8081", 1);

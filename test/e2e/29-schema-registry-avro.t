@@ -17,7 +17,8 @@
 # 2. The registry answering 503 when a feeder starts on new messages: the
 #    batch waits (nothing stored, nothing acknowledged) and goes through
 #    when the registry is back, by itself; meanwhile /healthz answers 503
-#    "schema registry unreachable" and schema_registry_up is 0.
+#    "schema registry unreachable" and schema_registry_up is 0.  A registry
+#    slower than --schema-registry-timeout-ms likewise.
 #    /metrics: requests to the registry by result, cached schemas, request
 #    duration.
 # 3. Wrong credentials (401): exit 3, naming the Schema Registry.
@@ -51,7 +52,7 @@ SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 51
+plan 54
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
@@ -221,6 +222,20 @@ is "$(feeder_metric later schema_registry_up) $(healthz later)" "1 200 ok" \
 	"schema_registry_up is 1 again, /healthz answers 200"
 feeder_stop later
 
+# the registry too slow: a request past --schema-registry-timeout-ms is
+# transient too (another group, a new process: nothing cached)
+curl -sS --max-time 5 -X PUT "$SR_URL/_control/delay/3000" >/dev/null
+sr_mode slow
+feeder_start slow "$E2E_TOPIC" e2e-29-slow --schema-registry "$SR_URL" --schema-registry-timeout-ms 500 \
+	"${FEEDER_ARGS[@]}"
+check "registry slower than --schema-registry-timeout-ms: the batch is retried (a timeout, twice within 60 s)" \
+	ro_wait_until 60 eval "[ \"\$(grep -c 'event=batch_failed .*step=schema_registry .*Operation timed out' '$E2E_TMP/slow.log')\" -ge 2 ]"
+check "nothing acknowledged by that group meanwhile" \
+	test "$(kafka_committed e2e-29-slow "$E2E_TOPIC" | awk '{ print $3 }')" -le 0
+sr_mode ok
+check "the registry fast again: the group catches up within 60 s" kafka_wait_caught_up e2e-29-slow "$E2E_TOPIC" 60
+feeder_stop slow
+
 # ---------------------------------------------------------------- 3. wrong credentials
 
 printf 'feeder-sr:wrong\n' >"$E2E_TMP/sr.wrong"
@@ -278,7 +293,9 @@ check "the fatal line says the certificate could not be verified" \
 # with its __value_schema_id header's bytes (no zero byte: see registry.js)
 header_msg() {
 	local hdr id=-
-	IFS= read -r -d '' hdr <"$7" || true
+	# byte for byte: in a UTF-8 locale read drops a byte after a broken
+	# multibyte sequence (a GUID is any bytes)
+	LC_ALL=C IFS= read -r -d '' hdr <"$7" || true
 	[ "$3" != - ] && id=$(uid "$3")
 	printf '%s\t0\t%s\t%s\t%s\t%s\n' "$1" "$2" "$id" "$4" "$5" >>"$E2E_MANIFEST"
 	kcat -b "$KAFKA_BOOTSTRAP" -P -t "$E2E_TOPIC" -p 0 -k "$1" -H "__value_schema_id=$hdr" "$6"
