@@ -15,6 +15,7 @@ OBJS = \
 	extension/store.o \
 	extension/envelope.o \
 	extension/groups.o \
+	extension/frame.o \
 	extension/materialize.o
 
 # Install script of 1.0 and the update scripts (sql/received_orders--A--B.sql),

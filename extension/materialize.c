@@ -36,6 +36,10 @@
  * quarantined as received, with its envelope and the headers that
  * identified it, so that replay_quarantined can open it the same way.
  *
+ * The Schema Registry form (1.2, fourteen arguments) also takes what the
+ * feeder decoded of each value framed by a Schema Registry serializer
+ * (frame.c); the quarantine keeps the framed bytes with their schema id.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -58,6 +62,7 @@ PG_FUNCTION_INFO_V1(materialize_order);
 PG_FUNCTION_INFO_V1(materialize_orders);
 PG_FUNCTION_INFO_V1(materialize_orders_for_group);
 PG_FUNCTION_INFO_V1(materialize_orders_enveloped);
+PG_FUNCTION_INFO_V1(materialize_orders_framed);
 PG_FUNCTION_INFO_V1(replay_quarantined);
 
 /*
@@ -87,6 +92,8 @@ typedef struct BatchItem
 	RoOutcome	outcome;
 	int			sqlerrcode;		/* 0 unless rejected or conflict */
 	char	   *message;		/* NULL unless rejected or conflict */
+	bool		has_schema_id;	/* the Schema Registry form: a framed value */
+	int32		schema_id;
 } BatchItem;
 
 /* A batch: the elements and, for quarantine rows, their coordinates. */
@@ -119,6 +126,14 @@ typedef struct Batch
 	bool	   *types_null;
 	Datum	   *content_types;
 	bool	   *content_types_null;
+	/* the Schema Registry form only (frame.c) */
+	bool		framed;
+	Datum	   *decoded;
+	bool	   *decoded_null;
+	Datum	   *schema_ids;
+	bool	   *schema_ids_null;
+	Datum	   *decode_errors;
+	bool	   *decode_errors_null;
 } Batch;
 
 typedef void (*BatchStep) (Batch *batch, BatchItem *item);
@@ -154,6 +169,8 @@ static int	BatchLastOfPartitions(Batch *batch, int *last);
 static int	BatchLastOfPartitionsSorted(Batch *batch, int *last);
 static text *BatchGroupArgument(FunctionCallInfo fcinfo);
 static bool BatchOpenEnvelope(Batch *batch, BatchItem *item, int i);
+static bool BatchOpenFrame(Batch *batch, BatchItem *item, int i);
+static void BatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options);
 static bool BatchSelectType(Batch *batch, BatchItem *item, const char *type,
 							int type_len);
 static char *BatchOtherType(Batch *batch, const char *type, int type_len);
@@ -360,6 +377,47 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
 {
 	text	   *consumer_group = BatchGroupArgument(fcinfo);
 	Batch		options;
+
+	BatchOutboxOptions(fcinfo, &options);
+	return BatchRun(fcinfo, 1, consumer_group, &options);
+}
+
+/*
+ * materialize_orders(consumer_group text, kafka_values bytea[],
+ *					  kafka_topics text[], kafka_partitions integer[],
+ *					  kafka_offsets bigint[], kafka_keys bytea[],
+ *					  envelope text, event_type text, type_header text,
+ *					  message_types bytea[], content_types bytea[],
+ *					  decoded_values bytea[], value_schema_ids integer[],
+ *					  decode_errors text[])
+ *		RETURNS TABLE(position, order_id, outcome, sqlstate, message)
+ *
+ * The Schema Registry form (1.2): as the outbox form, for values framed by
+ * a Schema Registry serializer (frame.c).  An element's event is its
+ * decoded_values element (the feeder decoded an Avro value), or the JSON
+ * after the frame (a JSON Schema value); an element with a decode_errors
+ * element is rejected with that reason.  kafka_values are the bytes as
+ * received: the quarantine keeps them, with the schema id.
+ */
+Datum
+materialize_orders_framed(PG_FUNCTION_ARGS)
+{
+	text	   *consumer_group = BatchGroupArgument(fcinfo);
+	Batch		options;
+
+	BatchOutboxOptions(fcinfo, &options);
+	options.framed = true;
+	return BatchRun(fcinfo, 1, consumer_group, &options);
+}
+
+/*
+ * BatchOutboxOptions
+ *		The envelope, event type and type header of the outbox forms.
+ */
+static void
+BatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options_out)
+{
+	Batch		options;
 	char	   *name;
 
 	if (PG_ARGISNULL(6))
@@ -398,7 +456,7 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("type_header must have 1 to 255 bytes")));
-	return BatchRun(fcinfo, 1, consumer_group, &options);
+	*options_out = options;
 }
 
 /*
@@ -478,6 +536,16 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 						 BYTEAOID, &batch.content_types,
 						 &batch.content_types_null);
 	}
+	if (batch.framed)
+	{
+		BatchDeconstruct(&batch, fcinfo, first_arg + 10, "decoded_values",
+						 BYTEAOID, &batch.decoded, &batch.decoded_null);
+		BatchDeconstruct(&batch, fcinfo, first_arg + 11, "value_schema_ids",
+						 INT4OID, &batch.schema_ids, &batch.schema_ids_null);
+		BatchDeconstruct(&batch, fcinfo, first_arg + 12, "decode_errors",
+						 TEXTOID, &batch.decode_errors,
+						 &batch.decode_errors_null);
+	}
 	BatchCheckBounds(&batch);
 	if (consumer_group != NULL)
 		BatchCheckCoordinates(&batch);
@@ -531,6 +599,8 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 
 			item->data = VARDATA_ANY(value);
 			item->len = VARSIZE_ANY_EXHDR(value);
+			if (batch.framed && !BatchOpenFrame(&batch, item, i))
+				continue;
 			if (batch.enveloped && !BatchOpenEnvelope(&batch, item, i))
 				continue;
 			oldcontext = MemoryContextSwitchTo(batch.scratch);
@@ -595,6 +665,41 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 
 	SPI_finish();
 	return (Datum) 0;
+}
+
+/*
+ * BatchOpenFrame
+ *		For the Schema Registry form: item->data and item->len become the
+ *		event's bytes (frame.c), and the element keeps its schema id for
+ *		the quarantine.  Returns false when the element is rejected.
+ */
+static bool
+BatchOpenFrame(Batch *batch, BatchItem *item, int i)
+{
+	const char *decoded = NULL;
+	int			decoded_len = 0;
+	char	   *decode_error = NULL;
+	int32		given_id;
+	RoEventError err;
+
+	if (!batch->decoded_null[i])
+	{
+		bytea	   *value = DatumGetByteaPP(batch->decoded[i]);
+
+		decoded = VARDATA_ANY(value);
+		decoded_len = VARSIZE_ANY_EXHDR(value);
+	}
+	if (!batch->decode_errors_null[i])
+		decode_error = TextDatumGetCString(batch->decode_errors[i]);
+	if (!batch->schema_ids_null[i])
+		given_id = DatumGetInt32(batch->schema_ids[i]);
+	if (RoFrameOpen(item->data, item->len, decoded, decoded_len, decode_error,
+					batch->schema_ids_null[i] ? NULL : &given_id,
+					&item->schema_id, &item->has_schema_id,
+					&item->data, &item->len, &err))
+		return true;
+	BatchReject(item, err.sqlerrcode, err.message, err.detail);
+	return false;
 }
 
 /*
@@ -1167,7 +1272,8 @@ BatchQuarantine(Batch *batch)
 						  item->has_order_id ? &item->event.order_id : NULL,
 						  item->outcome, item->sqlerrcode, item->message,
 						  batch->enveloped ? RoEnvelopeName(batch->envelope) : NULL,
-						  batch->enveloped ? BatchHeadersJson(batch, i) : NULL);
+						  batch->enveloped ? BatchHeadersJson(batch, i) : NULL,
+						  item->has_schema_id ? &item->schema_id : NULL);
 	}
 }
 
@@ -1398,6 +1504,9 @@ replay_quarantined(PG_FUNCTION_ARGS)
 {
 	int64		id;
 	bytea	   *raw_value;
+	const char *data;
+	int			len;
+	int32		schema_id;
 	int64		received_bytes;
 	char	   *envelope_name;
 	char	   *content_type;
@@ -1441,6 +1550,26 @@ replay_quarantined(PG_FUNCTION_ARGS)
 
 	hint = psprintf("Repair raw_value of quarantined message %lld and replay it again; nothing was changed.",
 					(long long) id);
+	data = VARDATA_ANY(raw_value);
+	len = VARSIZE_ANY_EXHDR(raw_value);
+
+	/*
+	 * A value framed by a Schema Registry serializer (1.2): its JSON after
+	 * the frame.  A backend cannot fetch an Avro schema: such a row replays
+	 * once an operator put the event's JSON in raw_value (value_schema_id
+	 * NULL), which the hint says.
+	 */
+	if (RoStoreFetchQuarantinedSchemaId(id, &schema_id))
+	{
+		int32		frame_id;
+		bool		has_frame_id;
+
+		hint = psprintf("Quarantined message %lld is a Schema Registry value (schema id %d): a JSON Schema value replays from its framed bytes; for an Avro value, set raw_value to the event's JSON and value_schema_id to NULL, then replay it; nothing was changed.",
+						(long long) id, schema_id);
+		if (!RoFrameOpen(data, len, NULL, 0, NULL, &schema_id, &frame_id,
+						 &has_frame_id, &data, &len, &err))
+			RoEventReportError(&err, hint);
+	}
 	if (envelope_name != NULL && !RoEnvelopeFromName(envelope_name, &envelope))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -1453,14 +1582,12 @@ replay_quarantined(PG_FUNCTION_ARGS)
 	 * message by its content-type), without selecting a type, since replaying
 	 * it is the operator's decision that it is an order.
 	 */
-	if (!RoEventCheckRaw(VARDATA_ANY(raw_value), VARSIZE_ANY_EXHDR(raw_value),
-						 &err) ||
+	if (!RoEventCheckRaw(data, len, &err) ||
 		!RoEnvelopeUnwrap(envelope,
 						  content_type != NULL &&
 						  RoEnvelopeIsStructured(content_type, strlen(content_type)),
-						  VARDATA_ANY(raw_value), VARSIZE_ANY_EXHDR(raw_value),
-						  &found, &err) ||
-		(found.data != VARDATA_ANY(raw_value) &&
+						  data, len, &found, &err) ||
+		(found.data != data &&
 		 !RoEventCheckRaw(found.data, found.len, &err)) ||
 		!RoEventCheckFields(RoEventParseRaw(found.data, found.len),
 							&event, &err))

@@ -121,6 +121,13 @@ extern bool RoEnvelopeUnwrap(RoEnvelope envelope, bool structured,
 							 const char *data, int len, RoEnvelopeEvent *out,
 							 RoEventError *err);
 
+/* frame.c */
+extern bool RoFrameOpen(const char *data, int len, const char *decoded,
+						int decoded_len, const char *decode_error,
+						const int32 *given_id, int32 *schema_id,
+						bool *has_schema_id, const char **event,
+						int *event_len, RoEventError *err);
+
 /* store.c */
 extern bool RoStoreInsertOne(const RoEvent *event);
 extern int	RoStoreInsertMany(RoEvent **events, int count, bool *inserted);
@@ -134,7 +141,8 @@ extern void RoStoreQuarantine(Datum topic, bool topic_null,
 							  Datum raw_value, bool raw_value_null,
 							  const pg_uuid_t *order_id, RoOutcome outcome,
 							  int sqlerrcode, const char *reason,
-							  const char *envelope, const char *headers);
+							  const char *envelope, const char *headers,
+							  const int32 *schema_id);
 extern bool RoStoreFetchQuarantined(int64 id, bytea **raw_value,
 									int64 *received_bytes, char **envelope,
 									char **content_type);
@@ -143,6 +151,7 @@ extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
 									Datum *partitions, Datum *next_offsets,
 									int count);
 extern void RoStoreDeleteQuarantined(int64 id);
+extern bool RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id);
 extern bool RoStoreLookupGroup(text *consumer_group, char **owner_role,
 							   char **cluster_id);
 extern void RoStoreFillGroup(text *consumer_group, const char *owner_role,

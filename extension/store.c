@@ -36,7 +36,7 @@ typedef struct StorePlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[12];
+	Oid			argtypes[13];
 	SPIPlanPtr	plan;
 } StorePlan;
 
@@ -85,26 +85,36 @@ static StorePlan lookup_many_plan = {
 	" THEN pg_catalog.substring($" #n ", 1, " CppAsString2(RO_QUARANTINE_PREFIX_BYTES) ")" \
 	" ELSE $" #n " END"
 
+#define STORE_QUARANTINE_INSERT(extra_column, extra_value) \
+	"INSERT INTO " RO_SCHEMA ".received_orders_quarantine" \
+	" (kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value," \
+	"  order_id, outcome, sqlstate, reason, kafka_key_bytes, raw_value_bytes," \
+	"  message_digest, envelope, kafka_headers" extra_column ")" \
+	" VALUES ($1, $2, $3, " STORE_PREFIX(4) ", " STORE_PREFIX(5) ", $6," \
+	"  CAST($7 AS " RO_SCHEMA ".materialize_outcome), $8, $9," \
+	"  CASE WHEN pg_catalog.length($4) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($4) END," \
+	"  CASE WHEN pg_catalog.length($5) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($5) END," \
+	"  pg_catalog.sha256(" \
+	"   CASE WHEN $4 IS NULL THEN '\\x00'::pg_catalog.bytea" \
+	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||)" \
+	"     pg_catalog.int4send(pg_catalog.length($4)) OPERATOR(pg_catalog.||) $4 END" \
+	"   OPERATOR(pg_catalog.||)" \
+	"   CASE WHEN $5 IS NULL THEN '\\x00'::pg_catalog.bytea" \
+	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||) $5 END)," \
+	"  $11, CAST($12 AS pg_catalog.jsonb)" extra_value ")" \
+	" ON CONFLICT ON CONSTRAINT received_orders_quarantine_message_key DO NOTHING"
+
 static StorePlan quarantine_plan = {
-	"INSERT INTO " RO_SCHEMA ".received_orders_quarantine"
-	" (kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,"
-	"  order_id, outcome, sqlstate, reason, kafka_key_bytes, raw_value_bytes,"
-	"  message_digest, envelope, kafka_headers)"
-	" VALUES ($1, $2, $3, " STORE_PREFIX(4) ", " STORE_PREFIX(5) ", $6,"
-	"  CAST($7 AS " RO_SCHEMA ".materialize_outcome), $8, $9,"
-	"  CASE WHEN pg_catalog.length($4) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($4) END,"
-	"  CASE WHEN pg_catalog.length($5) OPERATOR(pg_catalog.>) $10 THEN pg_catalog.length($5) END,"
-	"  pg_catalog.sha256("
-	"   CASE WHEN $4 IS NULL THEN '\\x00'::pg_catalog.bytea"
-	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||)"
-	"     pg_catalog.int4send(pg_catalog.length($4)) OPERATOR(pg_catalog.||) $4 END"
-	"   OPERATOR(pg_catalog.||)"
-	"   CASE WHEN $5 IS NULL THEN '\\x00'::pg_catalog.bytea"
-	"    ELSE '\\x01'::pg_catalog.bytea OPERATOR(pg_catalog.||) $5 END),"
-	"  $11, CAST($12 AS pg_catalog.jsonb))"
-	" ON CONFLICT ON CONSTRAINT received_orders_quarantine_message_key DO NOTHING",
+	STORE_QUARANTINE_INSERT("", ""),
 	12, {TEXTOID, INT4OID, INT8OID, BYTEAOID, BYTEAOID, UUIDOID, TEXTOID,
 	TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID}
+};
+
+/* Since 1.2: a framed value's Schema Registry id ($13) too. */
+static StorePlan quarantine_framed_plan = {
+	STORE_QUARANTINE_INSERT(", value_schema_id", ", $13"),
+	13, {TEXTOID, INT4OID, INT8OID, BYTEAOID, BYTEAOID, UUIDOID, TEXTOID,
+	TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID}
 };
 
 /* 1.0's quarantine (a 1.1 library before ALTER EXTENSION ... UPDATE). */
@@ -146,6 +156,13 @@ static StorePlan fetch_quarantined_1_0_plan = {
 	"SELECT raw_value, NULL::pg_catalog.int4, NULL::pg_catalog.text,"
 	" NULL::pg_catalog.text FROM " RO_SCHEMA ".received_orders_quarantine"
 	" WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+	1, {INT8OID}
+};
+
+/* Since 1.2: the Schema Registry id of a quarantined framed value. */
+static StorePlan fetch_quarantined_schema_id_plan = {
+	"SELECT value_schema_id FROM " RO_SCHEMA ".received_orders_quarantine"
+	" WHERE id OPERATOR(pg_catalog.=) $1",
 	1, {INT8OID}
 };
 
@@ -445,7 +462,8 @@ RoStoreLookupReferences(pg_uuid_t *order_ids, int count, text **references)
 
 /*
  * RoStoreQuarantine
- *		Keep a rejected or conflicting message, once per Kafka coordinates.
+ *		Keep a rejected or conflicting message, once per Kafka coordinates;
+ *		schema_id (NULL: none) is the Schema Registry id of a framed value.
  */
 void
 RoStoreQuarantine(Datum topic, bool topic_null,
@@ -455,10 +473,11 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 				  Datum raw_value, bool raw_value_null,
 				  const pg_uuid_t *order_id, RoOutcome outcome,
 				  int sqlerrcode, const char *reason,
-				  const char *envelope, const char *headers)
+				  const char *envelope, const char *headers,
+				  const int32 *schema_id)
 {
-	Datum		values[12];
-	char		nulls[12];
+	Datum		values[13];
+	char		nulls[13];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = topic;
@@ -482,7 +501,13 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 	nulls[10] = envelope ? ' ' : 'n';
 	values[11] = headers ? CStringGetTextDatum(headers) : (Datum) 0;
 	nulls[11] = headers ? ' ' : 'n';
-	if (StoreQuarantineHasDigest())
+	if (schema_id != NULL)
+	{
+		values[12] = Int32GetDatum(*schema_id);
+		nulls[12] = ' ';
+		StoreExecute(&quarantine_framed_plan, values, nulls, SPI_OK_INSERT);
+	}
+	else if (StoreQuarantineHasDigest())
 		StoreExecute(&quarantine_plan, values, nulls, SPI_OK_INSERT);
 	else
 		StoreExecute(&quarantine_1_0_plan, values, nulls, SPI_OK_INSERT);
@@ -532,6 +557,34 @@ RoStoreFetchQuarantined(int64 id, bytea **raw_value, int64 *received_bytes,
 	*received_bytes = isnull ? -1 : DatumGetInt32(datum);
 	*envelope = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
 	*content_type = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+	return true;
+}
+
+/*
+ * RoStoreFetchQuarantinedSchemaId
+ *		The value_schema_id of a quarantine row (a value framed by a Schema
+ *		Registry serializer): true with *schema_id set, false when it has
+ *		none or the installed quarantine predates 1.2.
+ */
+bool
+RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id)
+{
+	Oid			nsp = get_namespace_oid(RO_SCHEMA, false);
+	Oid			rel = get_relname_relid("received_orders_quarantine", nsp);
+	Datum		values[1];
+	bool		isnull;
+	Datum		datum;
+
+	if (!OidIsValid(rel) || get_attnum(rel, "value_schema_id") == InvalidAttrNumber)
+		return false;
+	values[0] = Int64GetDatum(id);
+	StoreExecute(&fetch_quarantined_schema_id_plan, values, NULL, SPI_OK_SELECT);
+	if (SPI_processed == 0)
+		return false;
+	datum = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		return false;
+	*schema_id = DatumGetInt32(datum);
 	return true;
 }
 

@@ -27,7 +27,9 @@ typedef struct feeder_app
 	kafka_consumer *kc;
 	lane	   *lanes;			/* --db-sessions lanes, each its session */
 	int			nlanes;
-	db_conn    *db;				/* lane 0's session: positions on assignment */
+	db_conn    *db;				/* lane 0's session: positions on assignment,
+								 * the idle checks */
+	registry   *registry;		/* --value-format confluent: shared by lanes */
 	feeder_stats stats;
 	backoff_policy backoff;
 	pthread_mutex_t wake_lock;	/* a lane finished a batch: */

@@ -31,6 +31,8 @@ typedef struct batch_msg
 	size_t		type_len;
 	const void *content_type;	/* the content-type header's; NULL: none */
 	size_t		content_type_len;
+	const void *schema_id;		/* __value_schema_id (Schema Registry); NULL: none */
+	size_t		schema_id_len;
 	int			slot;			/* owner's partition slot */
 	uint64_t	generation;		/* assignment generation when consumed */
 } batch_msg;

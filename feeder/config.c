@@ -86,6 +86,11 @@ static const struct
 	{"envelope", OPT_ENVELOPE},
 	{"event-type", OPT_EVENT_TYPE},
 	{"type-header", OPT_TYPE_HEADER},
+	{"value-format", OPT_VALUE_FORMAT},
+	{"schema-registry", OPT_SCHEMA_REGISTRY},
+	{"schema-registry-credentials", OPT_SCHEMA_REGISTRY_CREDENTIALS},
+	{"schema-registry-ca", OPT_SCHEMA_REGISTRY_CA},
+	{"schema-registry-timeout-ms", OPT_SCHEMA_REGISTRY_TIMEOUT_MS},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -437,6 +442,50 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 									"%s: expected a header name of 1 to 255 bytes", where);
 			config_set_string(&cfg->type_header, value);
 			break;
+		case OPT_VALUE_FORMAT:
+			if (strcmp(value, "json") != 0 && strcmp(value, "confluent") != 0)
+				return config_error(err, errlen,
+									"%s: expected json or confluent, got \"%s\"",
+									where, value);
+			config_set_string(&cfg->value_format, value);
+			break;
+		case OPT_SCHEMA_REGISTRY:
+			if (strncmp(value, "http://", 7) != 0 && strncmp(value, "https://", 8) != 0)
+				return config_error(err, errlen,
+									"%s: expected http:// or https:// URLs separated by commas, got \"%s\"",
+									where, value);
+			config_set_string(&cfg->schema_registry, value);
+			break;
+		case OPT_SCHEMA_REGISTRY_CREDENTIALS:
+			{
+				char		line[1024];
+				FILE	   *f = fopen(value, "r");
+				size_t		n;
+
+				if (f == NULL)
+					return config_error(err, errlen, "%s: cannot read \"%s\": %s",
+										where, value, strerror(errno));
+				n = fread(line, 1, sizeof(line) - 1, f);
+				fclose(f);
+				line[n] = '\0';
+				line[strcspn(line, "\r\n")] = '\0';
+				if (strchr(line, ':') == NULL)
+					return config_error(err, errlen,
+										"%s: \"%s\" must hold USER:PASSWORD on its first line",
+										where, value);
+				config_set_string(&cfg->schema_registry_user_info, line);
+				memset(line, 0, sizeof(line));
+				break;
+			}
+		case OPT_SCHEMA_REGISTRY_CA:
+			config_set_string(&cfg->schema_registry_ca, value);
+			break;
+		case OPT_SCHEMA_REGISTRY_TIMEOUT_MS:
+			if (config_parse_int(value, 100, 600000, &cfg->schema_registry_timeout_ms) != 0)
+				return config_error(err, errlen,
+									"%s: expected milliseconds from 100 to 600000, got \"%s\"",
+									where, value);
+			break;
 		case OPT_ACCEPT_POSITION_LOSS:
 			if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0 ||
 				strcmp(value, "yes") == 0)
@@ -639,6 +688,10 @@ config_apply_env(feeder_config *cfg, char *err, size_t errlen)
 		{CONFIG_ENV_ENVELOPE, OPT_ENVELOPE},
 		{CONFIG_ENV_EVENT_TYPE, OPT_EVENT_TYPE},
 		{CONFIG_ENV_TYPE_HEADER, OPT_TYPE_HEADER},
+		{CONFIG_ENV_VALUE_FORMAT, OPT_VALUE_FORMAT},
+		{CONFIG_ENV_SCHEMA_REGISTRY, OPT_SCHEMA_REGISTRY},
+		{CONFIG_ENV_SCHEMA_REGISTRY_CREDENTIALS, OPT_SCHEMA_REGISTRY_CREDENTIALS},
+		{CONFIG_ENV_SCHEMA_REGISTRY_CA, OPT_SCHEMA_REGISTRY_CA},
 	};
 	size_t		i;
 
@@ -707,6 +760,19 @@ config_check_outbox(feeder_config *cfg, char *err, size_t errlen)
 	if (cfg->event_type != NULL && cfg->type_header == NULL)
 		cfg->type_header = config_strdup(cloudevents ? CONFIG_CLOUDEVENTS_TYPE_HEADER :
 										 CONFIG_DEFAULT_TYPE_HEADER);
+	if (cfg->value_format == NULL)
+		cfg->value_format = config_strdup("json");
+	if (cfg->schema_registry_user_info == NULL &&
+		getenv(CONFIG_ENV_SCHEMA_REGISTRY_USER_INFO) != NULL &&
+		*getenv(CONFIG_ENV_SCHEMA_REGISTRY_USER_INFO) != '\0')
+		cfg->schema_registry_user_info =
+			config_strdup(getenv(CONFIG_ENV_SCHEMA_REGISTRY_USER_INFO));
+	if (strcmp(cfg->value_format, "confluent") == 0 && cfg->schema_registry == NULL)
+		return config_error(err, errlen,
+							"--value-format confluent needs --schema-registry URL: the Avro schemas are fetched from it");
+	if (strcmp(cfg->value_format, "confluent") != 0 && cfg->schema_registry != NULL)
+		return config_error(err, errlen,
+							"--schema-registry is used only with --value-format confluent");
 	return CONFIG_OK;
 }
 
@@ -729,6 +795,7 @@ config_defaults(feeder_config *cfg)
 	cfg->statement_timeout_ms = CONFIG_DEFAULT_STATEMENT_TIMEOUT;
 	cfg->lock_timeout_ms = CONFIG_DEFAULT_LOCK_TIMEOUT;
 	cfg->stall_timeout_s = CONFIG_DEFAULT_STALL_TIMEOUT;
+	cfg->schema_registry_timeout_ms = CONFIG_DEFAULT_SCHEMA_REGISTRY_TIMEOUT;
 }
 
 /*
@@ -764,6 +831,11 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"envelope", required_argument, NULL, OPT_ENVELOPE},
 		{"event-type", required_argument, NULL, OPT_EVENT_TYPE},
 		{"type-header", required_argument, NULL, OPT_TYPE_HEADER},
+		{"value-format", required_argument, NULL, OPT_VALUE_FORMAT},
+		{"schema-registry", required_argument, NULL, OPT_SCHEMA_REGISTRY},
+		{"schema-registry-credentials", required_argument, NULL, OPT_SCHEMA_REGISTRY_CREDENTIALS},
+		{"schema-registry-ca", required_argument, NULL, OPT_SCHEMA_REGISTRY_CA},
+		{"schema-registry-timeout-ms", required_argument, NULL, OPT_SCHEMA_REGISTRY_TIMEOUT_MS},
 		{"batch-max-bytes", required_argument, NULL, OPT_BATCH_MAX_BYTES},
 		{CONFIG_ADOPT_COMMAND, no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
@@ -876,6 +948,12 @@ config_free(feeder_config *cfg)
 	free(cfg->envelope);
 	free(cfg->event_type);
 	free(cfg->type_header);
+	free(cfg->value_format);
+	free(cfg->schema_registry);
+	if (cfg->schema_registry_user_info)
+		memset(cfg->schema_registry_user_info, 0, strlen(cfg->schema_registry_user_info));
+	free(cfg->schema_registry_user_info);
+	free(cfg->schema_registry_ca);
 	for (i = 0; i < cfg->nprops; i++)
 	{
 		free(cfg->props[i].key);
@@ -944,6 +1022,19 @@ config_usage(FILE *out)
 		  "  --type-header NAME      the header holding the type (default eventType; with\n"
 		  "                          cloudevents: ce_type or the type attribute)\n"
 		  "                                                    [$FEEDER_TYPE_HEADER]\n"
+		  "  --value-format FORMAT   json (each value is the JSON event) or confluent (values\n"
+		  "                          framed by Confluent's Schema Registry serializers: Avro,\n"
+		  "                          decoded with the registry's schema, or JSON Schema)\n"
+		  "                          (default json)                     [$FEEDER_VALUE_FORMAT]\n"
+		  "  --schema-registry URL[,URL]  the Schema Registry (with --value-format confluent);\n"
+		  "                          each schema id is fetched once   [$FEEDER_SCHEMA_REGISTRY]\n"
+		  "  --schema-registry-credentials FILE  basic auth USER:PASSWORD on FILE's first line\n"
+		  "                          [$FEEDER_SCHEMA_REGISTRY_CREDENTIALS], or the value itself\n"
+		  "                          in $FEEDER_SCHEMA_REGISTRY_USER_INFO; never logged\n"
+		  "  --schema-registry-ca FILE  CA certificates for an https registry (default: the\n"
+		  "                          system's)                   [$FEEDER_SCHEMA_REGISTRY_CA]\n"
+		  "  --schema-registry-timeout-ms MS  deadline of one request to the registry; past it\n"
+		  "                          the batch is retried like a database outage (default 10000)\n"
 		  "  --accept-position-loss  when the database's position of a partition lies\n"
 		  "                          outside what Kafka still holds (retention, re-created\n"
 		  "                          topic), log and count the loss and start at the\n"
@@ -984,11 +1075,11 @@ config_usage(FILE *out)
 		  "status 1.\n"
 		  "\n"
 		  "Exit status: 0 clean shutdown, 1 runtime failure, 2 bad arguments,\n"
-		  "3 database configuration or permission error (the consumer group belongs to\n"
-		  "another role, or its positions to another Kafka cluster, included), 4 Kafka\n"
-		  "configuration or fatal error, 5 a database position outside its partition\n"
-		  "(events lost; see --accept-position-loss).  --adopt-kafka-offsets: 0 done, 1\n"
-		  "the database could not be reached or written, 2, 3 as above, 4 Kafka could\n"
-		  "not be read (nothing written).\n",
+		  "3 database or Schema Registry configuration or permission error (the\n"
+		  "consumer group belonging to another role, or its positions to another Kafka\n"
+		  "cluster, included), 4 Kafka configuration or fatal error, 5 a database\n"
+		  "position outside its partition (events lost; see --accept-position-loss).\n"
+		  "--adopt-kafka-offsets: 0 done, 1 the database could not be reached or\n"
+		  "written, 2, 3 as above, 4 Kafka could not be read (nothing written).\n",
 		  out);
 }

@@ -54,6 +54,11 @@ typedef enum config_option
 	OPT_ENVELOPE,
 	OPT_EVENT_TYPE,
 	OPT_TYPE_HEADER,
+	OPT_VALUE_FORMAT,
+	OPT_SCHEMA_REGISTRY,
+	OPT_SCHEMA_REGISTRY_CREDENTIALS,
+	OPT_SCHEMA_REGISTRY_CA,
+	OPT_SCHEMA_REGISTRY_TIMEOUT_MS,
 	OPT_COUNT
 } config_option;
 
@@ -81,6 +86,11 @@ typedef struct feeder_config
 	char	   *envelope;		/* plain, debezium or cloudevents */
 	char	   *event_type;		/* NULL: every message is an OrderReceived */
 	char	   *type_header;	/* header holding the type; NULL without one */
+	char	   *value_format;	/* json or confluent */
+	char	   *schema_registry;	/* URL[,URL]; NULL without one */
+	char	   *schema_registry_user_info;	/* USER:PASSWORD; never logged */
+	char	   *schema_registry_ca;	/* CA file for https; NULL: the system's */
+	int			schema_registry_timeout_ms;	/* one request's deadline */
 	config_prop *props;			/* -F file properties first, then -X */
 	int			nprops;
 	char	   *config_file;
@@ -112,6 +122,12 @@ typedef enum config_result
 #define CONFIG_ENV_ENVELOPE	"FEEDER_ENVELOPE"
 #define CONFIG_ENV_EVENT_TYPE	"FEEDER_EVENT_TYPE"
 #define CONFIG_ENV_TYPE_HEADER	"FEEDER_TYPE_HEADER"
+#define CONFIG_ENV_VALUE_FORMAT	"FEEDER_VALUE_FORMAT"
+#define CONFIG_ENV_SCHEMA_REGISTRY	"FEEDER_SCHEMA_REGISTRY"
+#define CONFIG_ENV_SCHEMA_REGISTRY_CREDENTIALS	"FEEDER_SCHEMA_REGISTRY_CREDENTIALS"
+#define CONFIG_ENV_SCHEMA_REGISTRY_CA	"FEEDER_SCHEMA_REGISTRY_CA"
+/* USER:PASSWORD itself, for those who keep secrets in the environment */
+#define CONFIG_ENV_SCHEMA_REGISTRY_USER_INFO	"FEEDER_SCHEMA_REGISTRY_USER_INFO"
 
 /* The one-shot command that adopts Kafka's committed offsets (adopt.c). */
 #define CONFIG_ADOPT_COMMAND	"adopt-kafka-offsets"
@@ -131,6 +147,7 @@ typedef enum config_result
 #define CONFIG_DEFAULT_LOCK_TIMEOUT	10000
 #define CONFIG_DEFAULT_STALL_TIMEOUT	120
 #define CONFIG_DEFAULT_TYPE_HEADER	"eventType"
+#define CONFIG_DEFAULT_SCHEMA_REGISTRY_TIMEOUT	10000
 #define CONFIG_CLOUDEVENTS_TYPE_HEADER	"ce_type"
 
 extern config_result config_parse(feeder_config *cfg, int argc, char **argv,

@@ -41,6 +41,7 @@
 
 #include <libpq-fe.h>
 
+#include "confluent.h"
 #include "db_int.h"
 #include "db_rows.h"
 #include "feeder.h"
@@ -90,6 +91,26 @@ static const Oid db_outbox_param_types[] = {
 };
 #define DB_OUTBOX_NPARAMS 11
 
+/*
+ * The Schema Registry form (--value-format confluent): the outbox form, then
+ * per message the JSON an Avro value decoded into, the frame's schema id
+ * and why the value could not be decoded (confluent.c).
+ */
+#define DB_FRAMED_STMT_SQL \
+	"SELECT \"position\", " DB_ORDER_ID_IF_QUARANTINED ", outcome, sqlstate, message " \
+	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
+	"$3::text[], $4::int4[], $5::int8[], $6::bytea[], $7::text, $8::text, " \
+	"$9::text, $10::bytea[], $11::bytea[], $12::bytea[], $13::int4[], $14::text[])"
+#define DB_FRAMED_NARRAYS (DB_OUTBOX_NARRAYS + 3)
+static const Oid db_framed_param_types[] = {
+	PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
+	PGARRAY_INT4ARRAYOID, PGARRAY_INT8ARRAYOID, PGARRAY_BYTEAARRAYOID,
+	PGARRAY_TEXTOID, PGARRAY_TEXTOID, PGARRAY_TEXTOID,
+	PGARRAY_BYTEAARRAYOID, PGARRAY_BYTEAARRAYOID,
+	PGARRAY_BYTEAARRAYOID, PGARRAY_INT4ARRAYOID, PGARRAY_TEXTARRAYOID
+};
+#define DB_FRAMED_NPARAMS 14
+
 #define DB_RESTART_SQL \
 	"SELECT received_orders.restart_position($1, $2, $3::int4, $4::int8, $5::int8)"
 
@@ -122,9 +143,11 @@ struct db_conn
 	int			lock_timeout_ms;
 	char		batch_statement_timeout[32];	/* what each batch sets */
 	char		batch_lock_timeout[32];
-	pgarray		arrays[DB_OUTBOX_NARRAYS];
+	pgarray		arrays[DB_FRAMED_NARRAYS];
 	int			adopt;			/* --adopt-kafka-offsets: no batches */
 	int			outbox;			/* the outbox form: the three below */
+	registry   *registry;		/* the Schema Registry form; NULL: not */
+	avro_json_buf decoded;		/* one value's JSON, reused */
 	char	   *envelope;
 	char	   *event_type;		/* NULL: no type selection */
 	char	   *type_header;
@@ -136,6 +159,39 @@ struct db_conn
 };
 
 /*
+ * db_form_sql, db_form_types, db_form_nparams, db_form_signature
+ *		The batch statement of this connection's form: 1.1's, the outbox
+ *		form, or the Schema Registry form.
+ */
+static const char *
+db_form_sql(const db_conn *db)
+{
+	return db->registry ? DB_FRAMED_STMT_SQL :
+		db->outbox ? DB_OUTBOX_STMT_SQL : DB_STMT_SQL;
+}
+
+static const Oid *
+db_form_types(const db_conn *db)
+{
+	return db->registry ? db_framed_param_types :
+		db->outbox ? db_outbox_param_types : db_param_types;
+}
+
+static int
+db_form_nparams(const db_conn *db)
+{
+	return db->registry ? DB_FRAMED_NPARAMS :
+		db->outbox ? DB_OUTBOX_NPARAMS : DB_NPARAMS;
+}
+
+static const char *
+db_form_signature(const db_conn *db)
+{
+	return db->registry ? DB_FRAMED_SIGNATURE :
+		db->outbox ? DB_OUTBOX_SIGNATURE : DB_FUNCTION_SIGNATURE;
+}
+
+/*
  * db_statement_name
  *		The batch statement's name for this form: DB_STMT_PREFIX and the
  *		64-bit FNV-1a digest of its text and parameter types, so that one
@@ -145,9 +201,9 @@ struct db_conn
 static void
 db_statement_name(db_conn *db)
 {
-	const char *sql = db->outbox ? DB_OUTBOX_STMT_SQL : DB_STMT_SQL;
-	const Oid  *types = db->outbox ? db_outbox_param_types : db_param_types;
-	int			ntypes = db->outbox ? DB_OUTBOX_NPARAMS : DB_NPARAMS;
+	const char *sql = db_form_sql(db);
+	const Oid  *types = db_form_types(db);
+	int			ntypes = db_form_nparams(db);
 	uint64_t	h = UINT64_C(14695981039346656037);
 	const unsigned char *p;
 	int			i;
@@ -184,7 +240,7 @@ db_new(const char *dsn, const char *group, feeder_stats *stats)
 		free(db);
 		return NULL;
 	}
-	for (i = 0; i < DB_OUTBOX_NARRAYS; i++)
+	for (i = 0; i < DB_FRAMED_NARRAYS; i++)
 		pgarray_init(&db->arrays[i]);
 	pthread_mutex_init(&db->cancel_lock, NULL);
 	atomic_init(&db->cancel_requested, 0);
@@ -223,6 +279,22 @@ void
 db_set_adopt(db_conn *db)
 {
 	db->adopt = 1;
+}
+
+/*
+ * db_set_schema_registry
+ *		Call the Schema Registry form of the batch function: values framed
+ *		by a Schema Registry serializer, Avro decoded with the schemas of r
+ *		(shared by the lanes).  Implies the outbox form (envelope plain
+ *		unless db_set_outbox chose one).  Before the first connection.
+ */
+int
+db_set_schema_registry(db_conn *db, registry *r)
+{
+	if (!db->outbox && db_set_outbox(db, "plain", NULL, NULL) != 0)
+		return -1;
+	db->registry = r;
+	return 0;
 }
 
 /*
@@ -569,9 +641,8 @@ db_connect(db_conn *db, db_error *err)
 	PQsetErrorVerbosity(db->conn, PQERRORS_DEFAULT);
 	PQsetNoticeProcessor(db->conn, db_notice_processor, NULL);
 
-	if (db_check_privileges(db->conn, db->adopt ? NULL :
-							db->outbox ? DB_OUTBOX_SIGNATURE :
-							DB_FUNCTION_SIGNATURE, err) != DB_ERR_NONE)
+	if (db_check_privileges(db->conn, db->adopt ? NULL : db_form_signature(db),
+							err) != DB_ERR_NONE)
 	{
 		db_disconnect(db);
 		return err->cls;
@@ -586,11 +657,8 @@ db_connect(db_conn *db, db_error *err)
 	if (!db->unprepared && !db->adopt)
 	{
 		db_statement_name(db);
-		res = db->outbox ?
-			PQprepare(db->conn, db->stmt_name, DB_OUTBOX_STMT_SQL, DB_OUTBOX_NPARAMS,
-					  db_outbox_param_types) :
-			PQprepare(db->conn, db->stmt_name, DB_STMT_SQL, DB_NPARAMS,
-					  db_param_types);
+		res = PQprepare(db->conn, db->stmt_name, db_form_sql(db),
+						db_form_nparams(db), db_form_types(db));
 
 		/*
 		 * 42P05: a pooler in transaction mode gave this PREPARE a server
@@ -687,13 +755,59 @@ db_reserve(db_conn *db, int n)
 }
 
 /*
+ * db_add_framed
+ *		The Schema Registry form's three elements of a message whose value
+ *		is sent: its decoded JSON, schema id and decode error (confluent.c).
+ *		0, or -1 with err filled when the registry failed (transient, or a
+ *		configuration error): the batch is not sent.
+ */
+static int
+db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
+{
+	pgarray    *a = &db->arrays[DB_OUTBOX_NARRAYS];
+	char		reason[1024];
+	int32_t		id = 0;
+	int			has_id = 0;
+	confluent_status st;
+
+	avro_json_buf_reset(&db->decoded);
+	st = confluent_decode(db->registry, m->value, m->value_len, m->schema_id,
+						  m->schema_id_len, &db->decoded, &id, &has_id,
+						  reason, sizeof(reason));
+	if (st == CONFLUENT_TRANSIENT || st == CONFLUENT_FATAL)
+	{
+		err->cls = st == CONFLUENT_TRANSIENT ? DB_ERR_TRANSIENT : DB_ERR_FATAL;
+		err->step = "schema_registry";
+		db_copy_message(err, reason);
+		if (st == CONFLUENT_FATAL)
+			snprintf(err->hint, sizeof(err->hint), "%s",
+					 "check --schema-registry (the URL of a Schema Registry), its credentials (--schema-registry-credentials or $FEEDER_SCHEMA_REGISTRY_USER_INFO: USER:PASSWORD allowed to read schemas) and, for https, --schema-registry-ca");
+		return -1;
+	}
+	if (st == CONFLUENT_DECODED)
+		pgarray_add_bytes(&a[0], db->decoded.data, db->decoded.len);
+	else
+		pgarray_add_null(&a[0]);
+	if (has_id)
+		pgarray_add_int4(&a[1], id);
+	else
+		pgarray_add_null(&a[1]);
+	if (st == CONFLUENT_REJECTED)
+		pgarray_add_bytes(&a[2], reason, strlen(reason));
+	else
+		pgarray_add_null(&a[2]);
+	return 0;
+}
+
+/*
  * db_build_params
  *		Encode the batch's messages into the five binary arrays (a
  *		tombstone as a NULL value) and remember which message each element
- *		came from.
+ *		came from.  -1 when out of memory; -2 with err filled when the
+ *		Schema Registry failed.
  */
 static int
-db_build_params(db_conn *db, const batch *b)
+db_build_params(db_conn *db, const batch *b, db_error *err)
 {
 	pgarray    *a = db->arrays;
 	int			i,
@@ -709,6 +823,12 @@ db_build_params(db_conn *db, const batch *b)
 		pgarray_begin(&a[5], PGARRAY_BYTEAOID);
 		pgarray_begin(&a[6], PGARRAY_BYTEAOID);
 	}
+	if (db->registry)
+	{
+		pgarray_begin(&a[7], PGARRAY_BYTEAOID);
+		pgarray_begin(&a[8], PGARRAY_INT4OID);
+		pgarray_begin(&a[9], PGARRAY_TEXTOID);
+	}
 	for (i = 0; i < b->count; i++)
 	{
 		const batch_msg *m = &b->msgs[i];
@@ -719,6 +839,17 @@ db_build_params(db_conn *db, const batch *b)
 			pgarray_add_null(&a[0]);	/* tombstone, another type: skipped */
 		else
 			pgarray_add_bytes(&a[0], m->value, m->value_len);
+		if (db->registry)
+		{
+			if (m->value == NULL || !batch_sends_value(db->envelope, db->event_type, m))
+			{
+				pgarray_add_null(&a[7]);
+				pgarray_add_null(&a[8]);
+				pgarray_add_null(&a[9]);
+			}
+			else if (db_add_framed(db, m, err) != 0)
+				return -2;
+		}
 		if (db->outbox)
 		{
 			if (m->type)
@@ -738,7 +869,8 @@ db_build_params(db_conn *db, const batch *b)
 		else
 			pgarray_add_null(&a[4]);
 	}
-	for (i = 0; i < (db->outbox ? DB_OUTBOX_NARRAYS : DB_NARRAYS); i++)
+	for (i = 0; i < (db->registry ? DB_FRAMED_NARRAYS :
+					 db->outbox ? DB_OUTBOX_NARRAYS : DB_NARRAYS); i++)
 		if (pgarray_finish(&a[i]) != 0)
 			return -1;
 	return n;
@@ -849,12 +981,9 @@ db_send_pipeline(db_conn *db, const char *const *params, const int *lengths,
 		return -1;
 	*stage = DB_STAGE_EXECUTE;
 	if (db->unprepared ?
-		!PQsendQueryParams(db->conn, db->outbox ? DB_OUTBOX_STMT_SQL : DB_STMT_SQL,
-						   db->outbox ? DB_OUTBOX_NPARAMS : DB_NPARAMS,
-						   db->outbox ? db_outbox_param_types : db_param_types,
-						   params, lengths, formats, 0) :
-		!PQsendQueryPrepared(db->conn, db->stmt_name,
-							 db->outbox ? DB_OUTBOX_NPARAMS : DB_NPARAMS,
+		!PQsendQueryParams(db->conn, db_form_sql(db), db_form_nparams(db),
+						   db_form_types(db), params, lengths, formats, 0) :
+		!PQsendQueryPrepared(db->conn, db->stmt_name, db_form_nparams(db),
 							 params, lengths, formats, 0))
 		return -1;
 	*stage = DB_STAGE_COMMIT;
@@ -991,9 +1120,9 @@ db_pipeline_outcome(db_conn *db, PGresult *results[DB_NSTAGES], db_error *err)
 db_error_class
 db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *err)
 {
-	const char *params[DB_OUTBOX_NPARAMS];
-	int			lengths[DB_OUTBOX_NPARAMS];
-	const int	formats[DB_OUTBOX_NPARAMS] = {0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1};
+	const char *params[DB_FRAMED_NPARAMS];
+	int			lengths[DB_FRAMED_NPARAMS];
+	const int	formats[DB_FRAMED_NPARAMS] = {0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1};
 	PGresult   *results[DB_NSTAGES] = {NULL};
 	db_stage	stage;
 	db_error_class cls;
@@ -1026,7 +1155,10 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		return err->cls;
 	}
 
-	if (db_reserve(db, b->count) != 0 || (n = db_build_params(db, b)) < 0)
+	n = db_reserve(db, b->count) != 0 ? -1 : db_build_params(db, b, err);
+	if (n == -2)
+		return err->cls;		/* the Schema Registry failed; nothing sent */
+	if (n < 0)
 	{
 		err->cls = DB_ERR_TRANSIENT;
 		err->step = "encode";
@@ -1051,6 +1183,11 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 			params[9 + i] = db->arrays[DB_NARRAYS + i].data;
 			lengths[9 + i] = (int) db->arrays[DB_NARRAYS + i].len;
 		}
+	}
+	for (i = 0; db->registry && i < 3; i++)
+	{
+		params[11 + i] = db->arrays[DB_OUTBOX_NARRAYS + i].data;
+		lengths[11 + i] = (int) db->arrays[DB_OUTBOX_NARRAYS + i].len;
 	}
 
 	if (db_send_pipeline(db, params, lengths, formats, &stage) != 0)
@@ -1335,8 +1472,9 @@ db_free(db_conn *db)
 		return;
 	db_disconnect(db);
 	pthread_mutex_destroy(&db->cancel_lock);
-	for (i = 0; i < DB_OUTBOX_NARRAYS; i++)
+	for (i = 0; i < DB_FRAMED_NARRAYS; i++)
 		pgarray_free(&db->arrays[i]);
+	avro_json_buf_free(&db->decoded);
 	free(db->envelope);
 	free(db->event_type);
 	free(db->type_header);

@@ -53,14 +53,16 @@ deliver_seconds(void)
 /*
  * deliver_log_fatal
  *		The line that explains a configuration or permission error before
- *		exit 3: what failed and what to fix.
+ *		exit 3 (the database's, or the Schema Registry's): what failed and
+ *		what to fix.
  */
 void
 deliver_log_fatal(const db_error *err)
 {
 	log_line	line;
 
-	log_begin(&line, LOG_FATAL, "database_config_error");
+	log_begin(&line, LOG_FATAL, err->step && strcmp(err->step, "schema_registry") == 0 ?
+			  "schema_registry_config_error" : "database_config_error");
 	log_kv_str(&line, "step", err->step ? err->step : "");
 	if (err->sqlstate[0])
 		log_kv_str(&line, "sqlstate", err->sqlstate);
@@ -95,6 +97,22 @@ deliver_log_retry(const lane *l, const db_error *err, int attempt, int delay)
 	if (l->index > 0)
 		log_kv_int(&line, "session", l->index);
 	log_end(&line);
+}
+
+/*
+ * deliver_publish_registry
+ *		The Schema Registry client's counters to the metrics, after each
+ *		attempt (--value-format confluent only).
+ */
+static void
+deliver_publish_registry(feeder_app *app)
+{
+	registry_stats rs;
+
+	if (app->registry == NULL)
+		return;
+	registry_get_stats(app->registry, &rs);
+	metrics_set_registry(&rs);
 }
 
 /*
@@ -301,6 +319,7 @@ deliver_failed(feeder_app *app, lane *l, const db_error *err)
 	}
 	app->stats.retries++;
 	metrics_count_retry(db_retry_reason_of(err->sqlstate, err->step));
+	deliver_publish_registry(app);
 	delay = backoff_delay_ms(&app->backoff, l->attempt, backoff_random());
 	deliver_log_retry(l, err, l->attempt, delay);
 	deliver_maybe_split(app, l, err);
@@ -380,6 +399,7 @@ deliver_finish(feeder_app *app, lane *l)
 	metrics_observe_batch(deliver_seconds() - l->started);
 	metrics_set_database(1, NULL);
 	metrics_publish(&app->stats);
+	deliver_publish_registry(app);
 	if (l->attempt > 0)
 	{
 		log_line	line;

@@ -442,7 +442,8 @@ kafka_build_conf(const feeder_config *cfg, char *err, size_t errlen)
 /*
  * kafka_read_headers
  *		Point out at the headers an outbox topic needs (the type header, and
- *		content-type for CloudEvents), as received: their bytes live as long
+ *		content-type for CloudEvents) and a Schema Registry topic's schema id
+ *		header (__value_schema_id), as received: their bytes live as long
  *		as the message.  A header given several times counts by its last
  *		value, as Kafka clients read them; one with a null value is absent.
  */
@@ -453,9 +454,16 @@ kafka_read_headers(kafka_consumer *kc, rd_kafka_message_t *rkm, batch_msg *out)
 	const void *v;
 	size_t		n;
 
-	if ((kc->type_header == NULL && !kc->want_content_type) ||
+	if ((kc->type_header == NULL && !kc->want_content_type && !kc->want_schema_id) ||
 		rd_kafka_message_headers(rkm, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR)
 		return;
+	if (kc->want_schema_id &&
+		rd_kafka_header_get_last(hdrs, "__value_schema_id", &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		v != NULL)
+	{
+		out->schema_id = v;
+		out->schema_id_len = n;
+	}
 	if (kc->type_header != NULL &&
 		rd_kafka_header_get_last(hdrs, kc->type_header, &v, &n) == RD_KAFKA_RESP_ERR_NO_ERROR &&
 		v != NULL)
@@ -498,6 +506,8 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	kc->type_header = cfg->type_header;
 	kc->want_content_type = cfg->envelope != NULL &&
 		strcmp(cfg->envelope, "cloudevents") == 0;
+	kc->want_schema_id = cfg->value_format != NULL &&
+		strcmp(cfg->value_format, "confluent") == 0;
 	rd_kafka_conf_set_opaque(conf, kc);
 	if (cfg->metrics_listen)
 		rd_kafka_conf_set_stats_cb(conf, kafka_stats_cb);

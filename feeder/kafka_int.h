@@ -62,6 +62,7 @@ struct kafka_consumer
 	rd_kafka_queue_t *wake_q;	/* the consumer queue, for kafka_wake */
 	const char *type_header;	/* header read into batch_msg.type, or NULL */
 	int			want_content_type;	/* read content-type (cloudevents) */
+	int			want_schema_id; /* read __value_schema_id (confluent) */
 };
 
 extern int	kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <libpq-fe.h>
 #include <librdkafka/rdkafka.h>
 
@@ -32,6 +33,9 @@
 #include "feeder.h"
 #include "log.h"
 #include "metrics.h"
+
+/* The Schema Registry: schemas kept by id (or GUID). */
+#define FEEDER_REGISTRY_MAX_SCHEMAS 1000
 
 volatile sig_atomic_t feeder_stop = 0;
 
@@ -218,6 +222,8 @@ feeder_free_lanes(feeder_app *app)
 	app->lanes = NULL;
 	app->nlanes = 0;
 	app->db = NULL;
+	registry_free(app->registry);
+	app->registry = NULL;
 }
 
 /*
@@ -248,6 +254,20 @@ feeder_make_lanes(feeder_app *app, const feeder_config *cfg)
 	app->lanes = calloc((size_t) cfg->db_sessions, sizeof(lane));
 	if (app->lanes == NULL)
 		return -1;
+	if (strcmp(cfg->value_format, "confluent") == 0)
+	{
+		registry_options ro = {
+			.urls = cfg->schema_registry,
+			.user_info = cfg->schema_registry_user_info,
+			.ca_file = cfg->schema_registry_ca,
+			.timeout_ms = cfg->schema_registry_timeout_ms,
+			.max_schemas = FEEDER_REGISTRY_MAX_SCHEMAS,
+		};
+
+		app->registry = registry_new(&ro);
+		if (app->registry == NULL)
+			return -1;
+	}
 	for (i = 0; i < cfg->db_sessions; i++)
 	{
 		lane	   *l = &app->lanes[i];
@@ -268,6 +288,8 @@ feeder_make_lanes(feeder_app *app, const feeder_config *cfg)
 		db_set_timeouts(db, cfg->statement_timeout_ms, cfg->lock_timeout_ms);
 		if ((strcmp(cfg->envelope, "plain") != 0 || cfg->event_type != NULL) &&
 			db_set_outbox(db, cfg->envelope, cfg->event_type, cfg->type_header) != 0)
+			return -1;
+		if (app->registry && db_set_schema_registry(db, app->registry) != 0)
 			return -1;
 	}
 	app->db = app->lanes[0].db;
@@ -332,6 +354,12 @@ main(int argc, char **argv)
 	app.backoff.max_ms = cfg.retry_backoff_max_ms;
 	pthread_mutex_init(&app.wake_lock, NULL);
 	pthread_cond_init(&app.wake_cond, NULL);
+	/* libcurl's global state, before any lane's thread starts */
+	if (strcmp(cfg.value_format, "confluent") == 0)
+	{
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		avro_json_init();
+	}
 	if (feeder_make_lanes(&app, &cfg) != 0)
 	{
 		log_simple(LOG_FATAL, "out_of_memory", "could not allocate the batches and sessions");

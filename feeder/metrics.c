@@ -67,6 +67,8 @@ static struct
 	metrics_phase phase;
 	metrics_partition *parts;
 	int			nparts;
+	int			registry_on;	/* --value-format confluent */
+	registry_stats registry;
 }			metrics_state = {
 	.database_up = 1,
 	.kafka_up = -1,
@@ -121,6 +123,19 @@ metrics_count_retry(db_retry_reason reason)
 		reason = DB_RETRY_OTHER;
 	pthread_mutex_lock(&metrics_lock);
 	metrics_state.retries[reason]++;
+	pthread_mutex_unlock(&metrics_lock);
+}
+
+/*
+ * metrics_set_registry
+ *		The Schema Registry client's counters (--value-format confluent).
+ */
+void
+metrics_set_registry(const registry_stats *stats)
+{
+	pthread_mutex_lock(&metrics_lock);
+	metrics_state.registry_on = 1;
+	metrics_state.registry = *stats;
 	pthread_mutex_unlock(&metrics_lock);
 }
 
@@ -291,6 +306,9 @@ metrics_health_locked(char *reason, size_t reasonlen)
 	else if (!metrics_state.database_up)
 		snprintf(reason, reasonlen, "database unreachable: %s",
 				 metrics_state.database_reason);
+	else if (metrics_state.registry_on && !metrics_state.registry.up)
+		snprintf(reason, reasonlen, "schema registry unreachable: %s",
+				 metrics_state.registry.down_reason);
 	else if (metrics_state.kafka_up == 0)
 		snprintf(reason, reasonlen, "kafka brokers down");
 	else if (metrics_state.stall_reason[0])
@@ -527,6 +545,39 @@ metrics_render_locked(metrics_buf *buf)
 				   metrics_state.duration_sum);
 	metrics_printf(buf, METRICS_PREFIX "batch_duration_seconds_count %llu\n",
 				   (unsigned long long) metrics_state.duration_count);
+
+	if (metrics_state.registry_on)
+	{
+		const registry_stats *r = &metrics_state.registry;
+		static const double le[REGISTRY_NBUCKETS] = REGISTRY_BUCKET_LE;
+
+		metrics_family(buf, "schema_registry_requests_total", "counter",
+					   "Requests for a schema by id to the Schema Registry, by result: ok (fetched and cached), not_found (an unknown id: its message quarantined), unavailable (unreachable, timeout, 5xx: the batch retried), refused (401, 403, TLS: exit 3).");
+		for (i = 0; i < REGISTRY_NRESULTS; i++)
+			metrics_printf(buf, METRICS_PREFIX "schema_registry_requests_total{result=\"%s\"} %llu\n",
+						   registry_result_name((registry_result) i),
+						   (unsigned long long) r->requests[i]);
+		metrics_gauge(buf, "schema_registry_cached_schemas",
+					  "Schemas kept by id for the life of the process.", r->cached);
+		metrics_gauge(buf, "schema_registry_up",
+					  "1 while the Schema Registry answers (the last request got a registry's answer), 0 when it is unreachable, failing or refusing the feeder.",
+					  r->up);
+		metrics_family(buf, "schema_registry_request_duration_seconds", "histogram",
+					   "Duration of the requests to the Schema Registry.");
+		cumulative = 0;
+		for (i = 0; i < REGISTRY_NBUCKETS; i++)
+		{
+			cumulative += r->buckets[i];
+			metrics_printf(buf, METRICS_PREFIX "schema_registry_request_duration_seconds_bucket{le=\"%g\"} %llu\n",
+						   le[i], (unsigned long long) cumulative);
+		}
+		metrics_printf(buf, METRICS_PREFIX "schema_registry_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+					   (unsigned long long) r->count);
+		metrics_printf(buf, METRICS_PREFIX "schema_registry_request_duration_seconds_sum %.9f\n",
+					   r->seconds_sum);
+		metrics_printf(buf, METRICS_PREFIX "schema_registry_request_duration_seconds_count %llu\n",
+					   (unsigned long long) r->count);
+	}
 
 	metrics_family(buf, "consumer_lag", "gauge",
 				   "Messages between the acknowledged position and the high watermark, per assigned partition.");

@@ -20,6 +20,7 @@
 
 #include "db_errors.h"
 #include "kafka.h"
+#include "registry.h"
 #include "stats.h"
 
 /* Metric name prefix. */
@@ -43,6 +44,7 @@ extern void metrics_set_stall(const char *reason);
 extern void metrics_heartbeat(int limit_s);
 extern void metrics_set_partitions(const kafka_partition_lag *lags, int n);
 extern void metrics_set_phase(metrics_phase phase);
+extern void metrics_set_registry(const registry_stats *stats);
 
 /* Any thread: render; the caller frees the returned text. */
 extern char *metrics_render(size_t *len);

@@ -350,3 +350,60 @@ REVOKE EXECUTE ON FUNCTION received_orders.set_consumer_group_owner(text, name) 
 
 COMMENT ON FUNCTION received_orders.set_consumer_group_owner(text, name) IS
 	'Make a role the owner of a consumer group''s positions (NULL: unclaimed); returns the previous owner';
+
+-- ---------------------------------------------------------------------------
+-- Schema Registry values (issue 26; docs/adr/0005-schema-registry-values.md)
+--
+-- Values framed by Confluent's serializers (byte 0, a 4-byte big-endian
+-- schema id, then Avro binary or JSON text) are decoded by the feeder, which
+-- alone talks to the registry: a backend never makes a network call.  The
+-- Schema Registry form of the batch function takes, besides the outbox
+-- form's arguments, per element: the JSON the feeder decoded an Avro value
+-- into (NULL for a JSON Schema value, whose JSON is the value after its
+-- 5-byte frame, stripped here), the schema id of its frame, and the reason
+-- the feeder could not decode it (unknown id, truncated frame, bytes that
+-- do not match the schema...), which rejects it.  kafka_values stay the
+-- bytes as received, so the quarantine keeps them, with their schema id in
+-- the new column value_schema_id, in the batch's own transaction.
+-- Grant for a feeder run with --value-format confluent:
+--   GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[],
+--     text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[],
+--     bytea[], integer[], text[]) TO feeder;
+ALTER TABLE received_orders.received_orders_quarantine
+	ADD COLUMN value_schema_id integer;
+
+COMMENT ON COLUMN received_orders.received_orders_quarantine.value_schema_id IS
+	'The Schema Registry id in the frame of a value that came through the Schema Registry form of materialize_orders (raw_value keeps the framed bytes as received); NULL otherwise';
+
+CREATE FUNCTION received_orders.materialize_orders(
+	consumer_group text,
+	kafka_values bytea[],
+	kafka_topics text[],
+	kafka_partitions integer[],
+	kafka_offsets bigint[],
+	kafka_keys bytea[],
+	envelope text,
+	event_type text,
+	type_header text,
+	message_types bytea[],
+	content_types bytea[],
+	decoded_values bytea[],
+	value_schema_ids integer[],
+	decode_errors text[])
+RETURNS TABLE (
+	"position" integer,
+	order_id uuid,
+	outcome received_orders.materialize_outcome,
+	sqlstate text,
+	message text)
+AS 'MODULE_PATHNAME', 'materialize_orders_framed'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+ROWS 1000;
+
+REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[]) IS
+	'Materialize a batch of Schema Registry framed messages as the outbox form does: each element''s event is its decoded_values element (an Avro value the feeder decoded), or its value after the 5-byte frame (a JSON Schema value); one with a decode_errors element is rejected with that reason; the quarantine keeps the framed bytes and their value_schema_id';
+-- end of section: Schema Registry values -----------------------------------

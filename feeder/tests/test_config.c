@@ -40,6 +40,11 @@ clear_env(void **state)
 	unsetenv("FEEDER_ENVELOPE");
 	unsetenv("FEEDER_EVENT_TYPE");
 	unsetenv("FEEDER_TYPE_HEADER");
+	unsetenv("FEEDER_VALUE_FORMAT");
+	unsetenv("FEEDER_SCHEMA_REGISTRY");
+	unsetenv("FEEDER_SCHEMA_REGISTRY_CREDENTIALS");
+	unsetenv("FEEDER_SCHEMA_REGISTRY_CA");
+	unsetenv("FEEDER_SCHEMA_REGISTRY_USER_INFO");
 	return 0;
 }
 
@@ -724,11 +729,88 @@ test_outbox_options(void **state)
 	config_free(&cfg);
 }
 
+/*
+ * Schema Registry topics: --value-format, --schema-registry and its
+ * credentials (a file, or the environment), from every source, and the
+ * combinations refused with exit 2.
+ */
+static void
+test_schema_registry_options(void **state)
+{
+	feeder_config cfg;
+	char		err[512];
+	char	   *path;
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_string_equal(cfg.value_format, "json");
+	assert_null(cfg.schema_registry);
+	assert_null(cfg.schema_registry_user_info);
+	config_free(&cfg);
+
+	path = write_file("alice:s3cret\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "http://r1:8081,http://r2:8081",
+						   "--schema-registry-credentials", path), CONFIG_OK);
+	assert_string_equal(cfg.value_format, "confluent");
+	assert_string_equal(cfg.schema_registry, "http://r1:8081,http://r2:8081");
+	assert_string_equal(cfg.schema_registry_user_info, "alice:s3cret");
+	assert_int_equal(cfg.schema_registry_timeout_ms, 10000);
+	config_free(&cfg);
+	unlink(path);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "http://r:8081",
+						   "--schema-registry-timeout-ms", "500"), CONFIG_OK);
+	assert_int_equal(cfg.schema_registry_timeout_ms, 500);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "http://r:8081",
+						   "--schema-registry-timeout-ms", "5"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "expected milliseconds from 100 to 600000"));
+	config_free(&cfg);
+
+	setenv("FEEDER_VALUE_FORMAT", "confluent", 1);
+	setenv("FEEDER_SCHEMA_REGISTRY", "https://registry:8081", 1);
+	setenv("FEEDER_SCHEMA_REGISTRY_USER_INFO", "bob:pw", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_string_equal(cfg.schema_registry, "https://registry:8081");
+	assert_string_equal(cfg.schema_registry_user_info, "bob:pw");
+	config_free(&cfg);
+	clear_env(NULL);
+
+	/* refused */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "avro"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "expected json or confluent"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "needs --schema-registry"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--schema-registry",
+						   "http://r:8081"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "only with --value-format confluent"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "registry:8081"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "expected http:// or https://"));
+	config_free(&cfg);
+	path = write_file("no colon here\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "http://r:8081",
+						   "--schema-registry-credentials", path), CONFIG_ERROR);
+	assert_non_null(strstr(err, "USER:PASSWORD"));
+	assert_null(strstr(err, "no colon here"));	/* a secret is never echoed */
+	config_free(&cfg);
+	unlink(path);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_flags_and_defaults, clear_env),
+		cmocka_unit_test_setup(test_schema_registry_options, clear_env),
 		cmocka_unit_test_setup(test_outbox_options, clear_env),
 		cmocka_unit_test_setup(test_dsn_hidden_in_argv, clear_env),
 		cmocka_unit_test_setup(test_repeatable_topic_and_numbers, clear_env),

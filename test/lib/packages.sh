@@ -1,7 +1,9 @@
 # test/lib/packages.sh — the Debian packages the project needs, installed once
 #
 # Sourced by test/run and demo/run (after common.sh).  The list lives in
-# test/packages.txt, one package per line, "#" starts a comment.
+# test/packages.txt, one package per line, "#" starts a comment;
+# PACKAGE@COMMAND names a package needed only when COMMAND is not on the
+# PATH (another package may provide it).
 #
 #   ro_package_list          print the packages of test/packages.txt
 #   ro_missing_packages      print those dpkg does not have installed
@@ -10,7 +12,8 @@
 #                            ones (output to LOG when given); as anyone else:
 #                            print the exact sudo apt-get line and fail
 
-# ro_package_list — the Debian packages named in test/packages.txt
+# ro_package_list — the Debian packages named in test/packages.txt (a
+# PACKAGE@COMMAND line as PACKAGE@COMMAND)
 ro_package_list() {
 	sed -e 's/#.*//' -e 's/[[:space:]]//g' "$RO_ROOT/test/packages.txt" | grep -v '^$'
 }
@@ -19,6 +22,10 @@ ro_package_list() {
 ro_missing_packages() {
 	local pkg status
 	while read -r pkg; do
+		if [[ $pkg == *@* ]]; then
+			command -v "${pkg#*@}" >/dev/null && continue
+			pkg=${pkg%@*}
+		fi
 		status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null) || status=
 		[[ $status == ii* ]] || printf '%s\n' "$pkg"
 	done < <(ro_package_list)
@@ -28,7 +35,7 @@ ro_missing_packages() {
 ro_install_packages() {
 	local log=${1:-/dev/stdout} missing
 	if ! command -v dpkg-query >/dev/null; then
-		ro_log "not a Debian system; make sure these are installed: $(ro_package_list | tr '\n' ' ')"
+		ro_log "not a Debian system; make sure these are installed: $(ro_package_list | sed 's/@.*//' | tr '\n' ' ')"
 		return 0
 	fi
 	mapfile -t missing < <(ro_missing_packages)

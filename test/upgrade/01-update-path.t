@@ -112,7 +112,8 @@ missing_objects() {
 			('received_orders_consumer_groups', 'owner_role', 'name', false, '1.2'),
 			('received_orders_consumer_groups', 'kafka_cluster_id', 'text', false, '1.2'),
 			('received_orders_consumer_groups', 'created_at', 'timestamp with time zone', true, '1.2'),
-			('received_orders_consumer_groups', 'updated_at', 'timestamp with time zone', true, '1.2');
+			('received_orders_consumer_groups', 'updated_at', 'timestamp with time zone', true, '1.2'),
+			('received_orders_quarantine', 'value_schema_id', 'integer', false, '1.2');
 		CREATE TEMP VIEW want_defaults(tab, col, since) AS VALUES
 			('received_orders', 'received_at', '1.0'),
 			('received_orders_quarantine', 'quarantined_at', '1.0'),
@@ -154,7 +155,8 @@ missing_objects() {
 			('received_orders.adopt_consumer_position(text,text,integer,bigint)', '1.2'),
 			('received_orders.check_consumer_group(text,text)', '1.2'),
 			('received_orders.consumer_positions(text,text)', '1.2'),
-			('received_orders.set_consumer_group_owner(text,name)', '1.2');
+			('received_orders.set_consumer_group_owner(text,name)', '1.2'),
+			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])', '1.2');
 		CREATE TEMP VIEW want_dumped(rel, since) AS VALUES
 			('received_orders.received_orders', '1.0'),
 			('received_orders.received_orders_quarantine', '1.0'),

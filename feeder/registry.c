@@ -1,0 +1,525 @@
+/*-------------------------------------------------------------------------
+ *
+ * registry.c
+ *	  The Schema Registry client: schemas by id over HTTP (libcurl), kept
+ *	  for the life of the process.
+ *
+ * GET /schemas/ids/{id} answers {"schema": "...", "schemaType": ...}
+ * (schemaType absent: AVRO); GET /schemas/guids/{guid} likewise, for a
+ * schema named by the GUID of a __value_schema_id header.  A schema never changes under its id, so each
+ * id is asked once and kept, up to max_schemas (then an unused one is
+ * dropped).  The lanes' threads share the cache under a mutex; a fetch
+ * runs outside it.  Answers are classed by whose fault they are:
+ * unreachable, timing out, 5xx or 429 is transient (the batch waits and
+ * is retried); 401, 403, a TLS failure, or an answer that is no registry's
+ * is a configuration error; 404 with error code 40403 (or 40401) means the
+ * id is unknown, and only the message that carries it is bad.
+ *
+ * The credentials go to libcurl only; no log line or error text holds them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "registry.h"
+
+/* Largest answer accepted (a schema is rarely more than a few kB). */
+#define REGISTRY_MAX_ANSWER (8 * 1024 * 1024)
+
+struct registry
+{
+	char	  **urls;
+	int			nurls;
+	char	   *user_info;
+	char	   *ca_file;
+	long		timeout_ms;
+	int			max_schemas;
+	pthread_mutex_t lock;
+	registry_schema **cache;
+	int			ncache;
+	uint64_t	fetches;
+	registry_stats stats;		/* under lock */
+};
+
+static const double registry_bucket_le[REGISTRY_NBUCKETS] = REGISTRY_BUCKET_LE;
+
+/*
+ * registry_record
+ *		Count one request: its result and how long it took.
+ */
+static void
+registry_record(registry *r, registry_status st, double seconds,
+				const char *err)
+{
+	registry_result result = st == REGISTRY_OK ? REGISTRY_RESULT_OK :
+		st == REGISTRY_UNKNOWN_ID ? REGISTRY_RESULT_NOT_FOUND :
+		st == REGISTRY_TRANSIENT ? REGISTRY_RESULT_UNAVAILABLE : REGISTRY_RESULT_REFUSED;
+	int			i;
+
+	pthread_mutex_lock(&r->lock);
+	r->stats.requests[result]++;
+	for (i = 0; i < REGISTRY_NBUCKETS && seconds > registry_bucket_le[i]; i++)
+		;
+	if (i < REGISTRY_NBUCKETS)
+		r->stats.buckets[i]++;
+	r->stats.count++;
+	r->stats.seconds_sum += seconds;
+	r->stats.up = st == REGISTRY_OK || st == REGISTRY_UNKNOWN_ID;
+	if (!r->stats.up)
+		snprintf(r->stats.down_reason, sizeof(r->stats.down_reason), "%s", err);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/*
+ * registry_get_stats
+ *		A copy of the client's counters, for the metrics.
+ */
+void
+registry_get_stats(registry *r, registry_stats *out)
+{
+	pthread_mutex_lock(&r->lock);
+	*out = r->stats;
+	out->cached = r->ncache;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* An HTTP answer's body. */
+typedef struct registry_body
+{
+	char	   *data;
+	size_t		len;
+	int			too_large;
+} registry_body;
+
+/*
+ * registry_new
+ *		A client for the registry at opts->urls; NULL when out of memory.
+ *		curl_global_init is the caller's (main, before threads start).
+ */
+registry *
+registry_new(const registry_options *opts)
+{
+	registry   *r = calloc(1, sizeof(registry));
+	char	   *copy,
+			   *tok,
+			   *save = NULL;
+
+	if (r == NULL || (copy = strdup(opts->urls)) == NULL)
+	{
+		free(r);
+		return NULL;
+	}
+	r->urls = calloc(strlen(opts->urls) + 1, sizeof(char *));
+	for (tok = strtok_r(copy, ",", &save); tok && r->urls; tok = strtok_r(NULL, ",", &save))
+	{
+		size_t		n = strlen(tok);
+
+		while (n > 0 && tok[n - 1] == '/')
+			tok[--n] = '\0';	/* base URLs with or without the slash */
+		r->urls[r->nurls++] = strdup(tok);
+	}
+	free(copy);
+	r->user_info = opts->user_info ? strdup(opts->user_info) : NULL;
+	r->ca_file = opts->ca_file ? strdup(opts->ca_file) : NULL;
+	r->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 10000;
+	r->max_schemas = opts->max_schemas > 0 ? opts->max_schemas : 1000;
+	r->cache = calloc(r->max_schemas, sizeof(registry_schema *));
+	r->stats.up = 1;			/* until a request says otherwise */
+	pthread_mutex_init(&r->lock, NULL);
+	if (r->urls == NULL || r->cache == NULL || r->nurls == 0)
+	{
+		registry_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/*
+ * registry_write
+ *		libcurl's write callback: collect the body, bounded.
+ */
+static size_t
+registry_write(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	registry_body *body = arg;
+	size_t		n = size * nmemb;
+	char	   *data;
+
+	if (body->len + n > REGISTRY_MAX_ANSWER)
+	{
+		body->too_large = 1;
+		return 0;
+	}
+	data = realloc(body->data, body->len + n + 1);
+	if (data == NULL)
+		return 0;
+	memcpy(data + body->len, ptr, n);
+	body->data = data;
+	body->len += n;
+	body->data[body->len] = '\0';
+	return n;
+}
+
+/*
+ * registry_schema_free
+ *		Release a schema no one holds.
+ */
+static void
+registry_schema_free(registry_schema *s)
+{
+	avro_json_free(s->avro);
+	free(s->compile_error);
+	free(s);
+}
+
+/*
+ * registry_parse
+ *		A 200 answer's schema, compiled when it is Avro.  NULL with err
+ *		filled when the body is not a registry's answer.
+ */
+static registry_schema *
+registry_parse(int32_t id, const char *guid, const registry_body *body,
+			   char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t	   *doc = json_loadb(body->data ? body->data : "", body->len, 0, &jerr);
+	const char *text,
+			   *type;
+	registry_schema *s;
+	char		cerr[512];
+
+	if (doc == NULL || !json_is_string(json_object_get(doc, "schema")))
+	{
+		if (guid)
+			snprintf(err, errlen, "the answer for schema guid %s is not a Schema Registry's (no \"schema\" string)", guid);
+		else
+			snprintf(err, errlen, "the answer for schema id %d is not a Schema Registry's (no \"schema\" string)", id);
+		json_decref(doc);
+		return NULL;
+	}
+	text = json_string_value(json_object_get(doc, "schema"));
+	type = json_string_value(json_object_get(doc, "schemaType"));
+	if (type == NULL)
+		type = "AVRO";
+	s = calloc(1, sizeof(registry_schema));
+	if (s == NULL)
+	{
+		snprintf(err, errlen, "out of memory");
+		json_decref(doc);
+		return NULL;
+	}
+	s->id = guid ? -1 : id;
+	snprintf(s->guid, sizeof(s->guid), "%s", guid ? guid : "");
+	snprintf(s->type_name, sizeof(s->type_name), "%s", type);
+	s->type = strcmp(type, "AVRO") == 0 ? REGISTRY_AVRO :
+		strcmp(type, "JSON") == 0 ? REGISTRY_JSON :
+		strcmp(type, "PROTOBUF") == 0 ? REGISTRY_PROTOBUF : REGISTRY_OTHER;
+	if (s->type == REGISTRY_AVRO)
+	{
+		s->avro = avro_json_compile(text, json_string_length(json_object_get(doc, "schema")),
+									cerr, sizeof(cerr));
+		if (s->avro == NULL)
+			s->compile_error = strdup(cerr);
+	}
+	json_decref(doc);
+	return s;
+}
+
+/*
+ * registry_error_code
+ *		The error_code of a registry's error answer, or 0.
+ */
+static long
+registry_error_code(const registry_body *body, char *message, size_t len)
+{
+	json_error_t jerr;
+	json_t	   *doc = body->data ? json_loadb(body->data, body->len, 0, &jerr) : NULL;
+	long		code = 0;
+
+	message[0] = '\0';
+	if (doc && json_is_integer(json_object_get(doc, "error_code")))
+	{
+		code = (long) json_integer_value(json_object_get(doc, "error_code"));
+		snprintf(message, len, "%s",
+				 json_string_value(json_object_get(doc, "message")) ?
+				 json_string_value(json_object_get(doc, "message")) : "");
+	}
+	json_decref(doc);
+	return code;
+}
+
+/*
+ * registry_fetch_one
+ *		Ask one URL for an id.
+ */
+static registry_status
+registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
+				   registry_schema **out, char *err, size_t errlen)
+{
+	char		what[64];
+
+	CURL	   *curl = curl_easy_init();
+	registry_body body = {0};
+	char		url[2048];
+	char		curl_err[CURL_ERROR_SIZE] = "";
+	char		message[256];
+	long		status = 0,
+				code;
+	CURLcode	rc;
+	registry_status result;
+	struct timespec started,
+				ended;
+
+	if (curl == NULL)
+	{
+		snprintf(err, errlen, "could not start an HTTP request (out of memory)");
+		return REGISTRY_TRANSIENT;
+	}
+	if (guid)
+	{
+		snprintf(url, sizeof(url), "%s/schemas/guids/%s", base, guid);
+		snprintf(what, sizeof(what), "schema guid %s", guid);
+	}
+	else
+	{
+		snprintf(url, sizeof(url), "%s/schemas/ids/%d", base, id);
+		snprintf(what, sizeof(what), "schema id %d", id);
+	}
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, registry_write);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_err);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, r->timeout_ms);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, r->timeout_ms);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, "received-orders-feeder");
+	if (r->user_info)
+	{
+		curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+		curl_easy_setopt(curl, CURLOPT_USERPWD, r->user_info);
+	}
+	if (r->ca_file)
+		curl_easy_setopt(curl, CURLOPT_CAINFO, r->ca_file);
+	clock_gettime(CLOCK_MONOTONIC, &started);
+	rc = curl_easy_perform(curl);
+	clock_gettime(CLOCK_MONOTONIC, &ended);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(curl);
+	__atomic_fetch_add(&r->fetches, 1, __ATOMIC_RELAXED);
+
+	if (rc != CURLE_OK)
+	{
+		int			tls = rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_PEER_FAILED_VERIFICATION ||
+			rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CACERT_BADFILE ||
+			rc == CURLE_SSL_CIPHER;
+
+		snprintf(err, errlen, "schema registry %s: %s", base,
+				 curl_err[0] ? curl_err : curl_easy_strerror(rc));
+		result = tls ? REGISTRY_FATAL : REGISTRY_TRANSIENT;
+	}
+	else if (status == 200)
+	{
+		*out = registry_parse(id, guid, &body, err, errlen);
+		result = *out ? REGISTRY_OK : REGISTRY_FATAL;
+	}
+	else
+	{
+		code = registry_error_code(&body, message, sizeof(message));
+		if (code)
+			snprintf(err, errlen, "schema registry %s answered HTTP %ld for %s (%ld %s)",
+					 base, status, what, code, message);
+		else
+			snprintf(err, errlen, "schema registry %s answered HTTP %ld for %s",
+					 base, status, what);
+		if (status == 404 && (code == 40403 || code == 40401))
+			result = REGISTRY_UNKNOWN_ID;
+		else if (status >= 500 || status == 429 || status == 408)
+			result = REGISTRY_TRANSIENT;
+		else
+			result = REGISTRY_FATAL;	/* 401, 403, a 404 of no registry... */
+	}
+	free(body.data);
+	registry_record(r, result, (double) (ended.tv_sec - started.tv_sec) +
+					(double) (ended.tv_nsec - started.tv_nsec) / 1e9, err);
+	return result;
+}
+
+/*
+ * registry_find
+ *		The cached schema of an id, held (refs + 1), or NULL; under lock.
+ */
+static registry_schema *
+registry_find(registry *r, int32_t id, const char *guid)
+{
+	int			i;
+
+	for (i = 0; i < r->ncache; i++)
+		if (guid ? strcmp(r->cache[i]->guid, guid) == 0 :
+			(r->cache[i]->guid[0] == '\0' && r->cache[i]->id == id))
+		{
+			r->cache[i]->refs++;
+			return r->cache[i];
+		}
+	return NULL;
+}
+
+/*
+ * registry_lookup_key
+ *		The schema of an id, or of a GUID when guid is not NULL, from the
+ *		cache or the registry (each URL in turn while they fail
+ *		transiently).  On REGISTRY_OK *out is held until registry_release.
+ */
+static registry_status
+registry_lookup_key(registry *r, int32_t id, const char *guid,
+					registry_schema **out, char *err, size_t errlen)
+{
+	registry_schema *s = NULL,
+			   *found;
+	registry_status st = REGISTRY_TRANSIENT;
+	int			i;
+
+	pthread_mutex_lock(&r->lock);
+	found = registry_find(r, id, guid);
+	pthread_mutex_unlock(&r->lock);
+	if (found)
+	{
+		*out = found;
+		return REGISTRY_OK;
+	}
+	for (i = 0; i < r->nurls; i++)
+	{
+		st = registry_fetch_one(r, r->urls[i], id, guid, &s, err, errlen);
+		if (st != REGISTRY_TRANSIENT)
+			break;
+	}
+	if (st != REGISTRY_OK)
+		return st;
+
+	pthread_mutex_lock(&r->lock);
+	found = registry_find(r, id, guid);	/* another lane fetched it meanwhile */
+	if (found)
+	{
+		registry_schema_free(s);
+		s = found;
+	}
+	else
+	{
+		s->refs = 1;
+		if (r->ncache == r->max_schemas)
+		{
+			/* full: drop an unused one, or keep this one uncached */
+			for (i = 0; i < r->ncache && r->cache[i]->refs > 0; i++)
+				;
+			if (i < r->ncache)
+			{
+				registry_schema_free(r->cache[i]);
+				r->cache[i] = r->cache[--r->ncache];
+			}
+		}
+		if (r->ncache < r->max_schemas)
+		{
+			s->cached = 1;
+			r->cache[r->ncache++] = s;
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	*out = s;
+	return REGISTRY_OK;
+}
+
+/*
+ * registry_lookup
+ *		The schema of an id (see registry_lookup_key).
+ */
+registry_status
+registry_lookup(registry *r, int32_t id, registry_schema **out,
+				char *err, size_t errlen)
+{
+	return registry_lookup_key(r, id, NULL, out, err, errlen);
+}
+
+/*
+ * registry_lookup_guid
+ *		The schema of a GUID, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (see
+ *		registry_lookup_key).
+ */
+registry_status
+registry_lookup_guid(registry *r, const char *guid, registry_schema **out,
+					 char *err, size_t errlen)
+{
+	return registry_lookup_key(r, 0, guid, out, err, errlen);
+}
+
+/*
+ * registry_release
+ *		Done with a schema registry_lookup returned.
+ */
+void
+registry_release(registry *r, registry_schema *s)
+{
+	int			drop;
+
+	pthread_mutex_lock(&r->lock);
+	drop = --s->refs == 0 && !s->cached;
+	pthread_mutex_unlock(&r->lock);
+	if (drop)
+		registry_schema_free(s);
+}
+
+/*
+ * registry_cached
+ *		Schemas in the cache.
+ */
+int
+registry_cached(registry *r)
+{
+	int			n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->ncache;
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
+/*
+ * registry_fetches
+ *		HTTP requests made so far.
+ */
+uint64_t
+registry_fetches(registry *r)
+{
+	return __atomic_load_n(&r->fetches, __ATOMIC_RELAXED);
+}
+
+/*
+ * registry_free
+ *		Release the client and its cache (no lane may hold a schema).
+ */
+void
+registry_free(registry *r)
+{
+	int			i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->ncache; i++)
+		registry_schema_free(r->cache[i]);
+	for (i = 0; r->urls && i < r->nurls; i++)
+		free(r->urls[i]);
+	free(r->urls);
+	free(r->cache);
+	if (r->user_info)
+		memset(r->user_info, 0, strlen(r->user_info));
+	free(r->user_info);
+	free(r->ca_file);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}

@@ -1,0 +1,91 @@
+# test/lib/schema_registry.sh — the stand-in Schema Registry and Confluent's
+# official serializers, for the suites of Schema Registry topics (issue 26)
+#
+# Sourced by suites (bash), after common.sh.  The registry is
+# test/schema-registry/registry.js (a stand-in for Confluent's Java server,
+# see its header); the messages are made by Confluent's own serializers
+# (@confluentinc/schemaregistry from the npm registry, pinned by
+# test/schema-registry/package-lock.json) through produce.js.  Functions:
+#
+#   sr_npm_install          `npm ci` of the pinned packages, once per lock
+#                           file, into $RO_NPM_DIR (default
+#                           ~/.cache/received_orders/npm-<lock digest>)
+#   sr_start DIR [USER:PASS [CERT KEY CA]]
+#                           start the registry (basic auth when USER:PASS is
+#                           given; https with CERT and KEY, whose CA file
+#                           the clients here then trust) on a free port;
+#                           sets SR_URL and SR_PID; stopped by PID at exit
+#   sr_stop                 stop it
+#   sr_mode MODE            how /schemas/* answer: ok, slow, 500, 503, 404,
+#                           401, 403 (registry.js's switches)
+#   sr_stats KIND           requests of KIND (schemas_ids, ...) so far
+#   sr_produce SPEC OUT_DIR one OUT_DIR/NAME.bin per message of SPEC (see
+#                           produce.js), made by the official serializers;
+#                           prints "NAME ID" lines
+
+SR_URL=
+SR_PID=
+SR_USER=
+SR_CA=
+
+# sr_npm_install — the pinned npm packages, installed once (see header)
+sr_npm_install() {
+	local lock=$RO_ROOT/test/schema-registry/package-lock.json digest
+	digest=$(sha256sum "$lock" | cut -c1-16)
+	RO_NPM_DIR=${RO_NPM_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/received_orders/npm-$digest}
+	if [ ! -f "$RO_NPM_DIR/node_modules/@confluentinc/schemaregistry/package.json" ]; then
+		mkdir -p "$RO_NPM_DIR" || return 1
+		cp "$RO_ROOT/test/schema-registry/package.json" "$lock" "$RO_NPM_DIR/" || return 1
+		(cd "$RO_NPM_DIR" && npm ci --no-audit --no-fund --loglevel=error) >"$RO_NPM_DIR/npm-ci.log" 2>&1 || {
+			tail -n 20 "$RO_NPM_DIR/npm-ci.log" >&2
+			return 1
+		}
+	fi
+	export NODE_PATH=$RO_NPM_DIR/node_modules
+}
+
+# sr_start DIR [USER:PASS [CERT KEY CA]] — start the registry on a free port
+sr_start() {
+	local dir=$1 deadline tls=() scheme=http
+	SR_USER=${2:-}
+	SR_CA=${5:-}
+	[ -n "${3:-}" ] && tls=(--tls-cert "$3" --tls-key "$4") && scheme=https
+	rm -f "$dir/sr.port"
+	node "$RO_ROOT/test/schema-registry/registry.js" --port-file "$dir/sr.port" \
+		${SR_USER:+--user "$SR_USER"} "${tls[@]}" >>"$dir/registry.log" 2>&1 &
+	SR_PID=$!
+	[ -n "${RO__SR_EXIT_SET:-}" ] || ro_on_exit sr_stop
+	RO__SR_EXIT_SET=1
+	deadline=$((SECONDS + 20))
+	while [ ! -s "$dir/sr.port" ] && ((SECONDS < deadline)); do
+		kill -0 "$SR_PID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	[ -s "$dir/sr.port" ] || return 1
+	SR_URL=$scheme://127.0.0.1:$(cat "$dir/sr.port")
+}
+
+# sr_stop — stop the registry started here (by PID)
+sr_stop() {
+	[ -n "$SR_PID" ] || return 0
+	kill -TERM "$SR_PID" 2>/dev/null
+	wait "$SR_PID" 2>/dev/null
+	SR_PID=
+}
+
+# sr_mode MODE — switch how schema lookups answer
+sr_mode() {
+	curl -sS --max-time 5 ${SR_CA:+--cacert "$SR_CA"} -X PUT "$SR_URL/_control/mode/$1" >/dev/null
+}
+
+# sr_stats KIND — requests of KIND so far (0 when none)
+sr_stats() {
+	curl -sS --max-time 5 ${SR_CA:+--cacert "$SR_CA"} "$SR_URL/_control/stats" |
+		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]||0))' "$1"
+}
+
+# sr_produce SPEC OUT_DIR — framed messages by the official serializers
+sr_produce() {
+	NODE_EXTRA_CA_CERTS=${SR_CA:-} node "$RO_ROOT/test/schema-registry/produce.js" --registry "$SR_URL" \
+		${SR_USER:+--user "$SR_USER"} --out "$2" "$1"
+}

@@ -1,0 +1,129 @@
+-- 13_schema_registry.sql — issue 26: values framed by a Schema Registry
+-- serializer.  The Schema Registry form of materialize_orders takes the
+-- bytes as received and, per element, the JSON the feeder decoded (an Avro
+-- value), the schema id, or the reason the feeder could not decode it; a
+-- JSON Schema value's JSON is taken after its 5-byte frame.  The quarantine
+-- keeps the framed bytes and the schema id, in the batch's transaction.
+
+BEGIN;
+SELECT plan(20);
+
+SET LOCAL client_min_messages = error;
+
+-- One call of the Schema Registry form at offsets 0, 1, ... of topic t.
+CREATE FUNCTION pg_temp.sr(t text, vals bytea[], decoded bytea[], ids integer[], errs text[])
+RETURNS TABLE ("position" integer, order_id uuid, outcome text, sqlstate text, message text)
+LANGUAGE sql AS $$
+	SELECT r."position", r.order_id, r.outcome::text, r.sqlstate, r.message
+	  FROM received_orders.materialize_orders('g-sr', vals,
+			array_fill(t, ARRAY[cardinality(vals)]),
+			array_fill(0, ARRAY[cardinality(vals)]),
+			ARRAY(SELECT generate_series(0, cardinality(vals) - 1)::bigint),
+			NULL, 'plain', NULL, NULL, NULL, NULL, decoded, ids, errs) AS r
+$$;
+
+CREATE FUNCTION pg_temp.ev(id text, ref text) RETURNS bytea LANGUAGE sql AS $$
+	SELECT convert_to(format('{"orderId":"%s","externalReference":"%s"}', id, ref), 'UTF8')
+$$;
+
+-- byte 0, the id as 4 big-endian bytes, the payload
+CREATE FUNCTION pg_temp.frame(id integer, payload bytea) RETURNS bytea LANGUAGE sql AS $$
+	SELECT '\x00'::bytea || int4send(id) || payload
+$$;
+
+SELECT has_function('received_orders', 'materialize_orders',
+	ARRAY['text', 'bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]', 'text', 'text', 'text',
+	      'bytea[]', 'bytea[]', 'bytea[]', 'integer[]', 'text[]'],
+	'materialize_orders has the Schema Registry form (fourteen arguments)');
+SELECT function_privs_are('received_orders', 'materialize_orders',
+	ARRAY['text', 'bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]', 'text', 'text', 'text',
+	      'bytea[]', 'bytea[]', 'bytea[]', 'integer[]', 'text[]'],
+	'public', ARRAY[]::text[], 'PUBLIC cannot execute the Schema Registry form');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'value_schema_id', 'integer',
+	'quarantine.value_schema_id is integer');
+
+CREATE TEMP TABLE r AS
+SELECT * FROM pg_temp.sr('sr.orders', ARRAY[
+	-- 1 a JSON Schema value: the JSON after the frame
+	pg_temp.frame(7, pg_temp.ev('22222222-0000-4000-8000-000000000001', 'S-1')),
+	-- 2 an Avro value: its bytes as received, the feeder's JSON beside
+	pg_temp.frame(8, '\x0203'::bytea),
+	-- 3 a value the feeder could not decode (unknown schema id)
+	pg_temp.frame(404, '\x01'::bytea),
+	-- 4 not framed, nothing decoded
+	pg_temp.ev('22222222-0000-4000-8000-000000000004', 'S-4'),
+	-- 5 decoded, but not an event
+	pg_temp.frame(8, '\x04'::bytea),
+	-- 6 a tombstone
+	NULL,
+	-- 7 unframed Avro bytes whose schema a header named, not decodable:
+	--   no id is read from its bytes
+	'\x000000000701'::bytea],
+	ARRAY[NULL, pg_temp.ev('22222222-0000-4000-8000-000000000002', 'S-2'), NULL, NULL,
+	      convert_to('{"orderId":"nope"}', 'UTF8'), NULL, NULL],
+	ARRAY[7, 8, 404, NULL, 8, NULL, NULL],
+	ARRAY[NULL, NULL, 'schema id 404: the registry does not know it (40403 Schema not found)', NULL, NULL, NULL,
+	      'schema guid 0b5e5d6a-0000-4000-8000-000000000001 is unknown to the Schema Registry']);
+
+SELECT is((SELECT outcome FROM r WHERE "position" = 1), 'inserted', 'a JSON Schema value is the JSON after its frame');
+SELECT is((SELECT payload FROM received_orders.received_orders
+            WHERE order_id = '22222222-0000-4000-8000-000000000001'),
+	'{"orderId":"22222222-0000-4000-8000-000000000001","externalReference":"S-1"}'::jsonb,
+	'its payload is the JSON, without the frame');
+SELECT is((SELECT outcome FROM r WHERE "position" = 2), 'inserted', 'an Avro value is its decoded JSON');
+SELECT is((SELECT external_reference FROM received_orders.received_orders
+            WHERE order_id = '22222222-0000-4000-8000-000000000002'), 'S-2',
+	'the decoded JSON is what is stored');
+SELECT results_eq($$SELECT outcome, sqlstate, message FROM r WHERE "position" = 3$$,
+	$$VALUES ('rejected', '22P03', 'schema id 404: the registry does not know it (40403 Schema not found)')$$,
+	'a value the feeder could not decode is rejected with its reason');
+SELECT results_eq($$SELECT outcome, sqlstate FROM r WHERE "position" = 4$$,
+	$$VALUES ('rejected', '22P03')$$, 'an unframed value is rejected');
+SELECT matches((SELECT message FROM r WHERE "position" = 4), 'not framed by a Schema Registry serializer',
+	'its reason says it is not framed');
+SELECT results_eq($$SELECT outcome, sqlstate FROM r WHERE "position" = 5$$,
+	$$VALUES ('rejected', '22P02')$$, 'a decoded value that is no valid event is rejected by the event rules');
+SELECT is((SELECT outcome FROM r WHERE "position" = 6), 'skipped', 'a tombstone is skipped');
+
+SELECT results_eq($$SELECT kafka_offset, raw_value, value_schema_id FROM received_orders.received_orders_quarantine
+                     WHERE kafka_topic = 'sr.orders' ORDER BY kafka_offset$$,
+	$$VALUES (2::bigint, '\x000000019401'::bytea, 404),
+	         (3::bigint, pg_temp.ev('22222222-0000-4000-8000-000000000004', 'S-4'), NULL),
+	         (4::bigint, '\x000000000804'::bytea, 8),
+	         (6::bigint, '\x000000000701'::bytea, NULL)$$,
+	'the quarantine keeps the bytes as received and the schema id the feeder read (none for a header''s GUID)');
+SELECT is((SELECT next_offset FROM received_orders.consumer_positions('g-sr')), 7::bigint,
+	'the positions are recorded as by the other forms');
+
+-- a redelivery of the batch: stored and quarantined once
+SELECT results_eq($$SELECT "position", outcome FROM pg_temp.sr('sr.orders', ARRAY[
+	pg_temp.frame(7, pg_temp.ev('22222222-0000-4000-8000-000000000001', 'S-1')),
+	pg_temp.frame(8, '\x0203'::bytea), pg_temp.frame(404, '\x01'::bytea)],
+	ARRAY[NULL, pg_temp.ev('22222222-0000-4000-8000-000000000002', 'S-2'), NULL],
+	ARRAY[7, 8, 404],
+	ARRAY[NULL, NULL, 'schema id 404: the registry does not know it (40403 Schema not found)'])$$,
+	$$VALUES (1, 'duplicate'), (2, 'duplicate'), (3, 'rejected')$$,
+	'a redelivery finds the decoded events stored');
+SELECT is((SELECT count(*)::int FROM received_orders.received_orders_quarantine
+            WHERE kafka_topic = 'sr.orders'), 4, 'and quarantines nothing twice');
+
+-- replay: a JSON Schema row replays from its framed bytes once repaired;
+-- an Avro row cannot be decoded by a backend
+SELECT results_eq($$SELECT outcome, sqlstate FROM pg_temp.sr('sr.replay',
+	ARRAY[pg_temp.frame(7, convert_to('{"orderId":"22222222-0000-4000-8000-000000000005"}', 'UTF8'))],
+	ARRAY[NULL::bytea], ARRAY[7], ARRAY[NULL::text])$$,
+	$$VALUES ('rejected', '22023')$$, 'a JSON Schema event without externalReference is rejected');
+UPDATE received_orders.received_orders_quarantine
+   SET raw_value = pg_temp.frame(7, pg_temp.ev('22222222-0000-4000-8000-000000000005', 'S-5'))
+ WHERE kafka_topic = 'sr.replay';
+SELECT is((SELECT received_orders.replay_quarantined(id)::text FROM received_orders.received_orders_quarantine
+            WHERE kafka_topic = 'sr.replay'), 'inserted',
+	'the repaired framed JSON Schema value replays (its JSON after the frame)');
+SELECT is((SELECT external_reference FROM received_orders.received_orders
+            WHERE order_id = '22222222-0000-4000-8000-000000000005'), 'S-5', 'and is stored');
+SELECT throws_ok(format('SELECT received_orders.replay_quarantined(%s)',
+	(SELECT id FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'sr.orders' AND kafka_offset = 4)),
+	'22P02', NULL, 'an Avro row replays only once its raw_value holds the event''s JSON');
+
+SELECT * FROM finish();
+ROLLBACK;
