@@ -43,23 +43,6 @@
 #include "log.h"
 
 /*
- * adopt_find
- *		The database's position of (topic, partition), or -1 if none.
- */
-static int64_t
-adopt_find(const db_position *positions, int n, const char *topic,
-		   int32_t partition)
-{
-	int			i;
-
-	for (i = 0; i < n; i++)
-		if (positions[i].partition == partition &&
-			strcmp(positions[i].topic, topic) == 0)
-			return positions[i].next_offset;
-	return -1;
-}
-
-/*
  * adopt_log_db_failure
  *		The line for a database failure; returns the exit code it means.
  */
@@ -138,7 +121,7 @@ adopt_partition(db_conn *db, const char *group, const char *cluster_id,
 				const db_position *positions, int n, const char **event,
 				db_error *err)
 {
-	int64_t		db_next = adopt_find(positions, n, k->topic, k->partition);
+	int64_t		db_next = db_position_find(positions, n, k->topic, k->partition);
 	int			adopted;
 	db_error_class cls;
 
@@ -161,7 +144,7 @@ adopt_partition(db_conn *db, const char *group, const char *cluster_id,
 		cls = db_read_positions(db, cluster_id, &now, &nnow, err);
 		if (cls != DB_ERR_NONE)
 			return cls;
-		db_next = adopt_find(now, nnow, k->topic, k->partition);
+		db_next = db_position_find(now, nnow, k->topic, k->partition);
 		db_free_positions(now, nnow);
 	}
 	*event = adopted ? "position_adopted" : "position_kept";

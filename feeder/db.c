@@ -1374,6 +1374,24 @@ db_read_positions(db_conn *db, const char *cluster_id, db_position **out,
 }
 
 /*
+ * db_position_find
+ *		The next offset of (topic, partition) among positions, or -1 if the
+ *		database has none.
+ */
+int64_t
+db_position_find(const db_position *positions, int n, const char *topic,
+				 int32_t partition)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (positions[i].partition == partition &&
+			strcmp(positions[i].topic, topic) == 0)
+			return positions[i].next_offset;
+	return -1;
+}
+
+/*
  * db_free_positions
  *		Release what db_read_positions returned.
  */

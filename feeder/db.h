@@ -71,6 +71,8 @@ extern uint64_t db_session(const db_conn *db);
 extern db_error_class db_read_positions(db_conn *db, const char *cluster_id,
 										db_position **out, int *n,
 										db_error *err);
+extern int64_t db_position_find(const db_position *positions, int n,
+								 const char *topic, int32_t partition);
 extern void db_free_positions(db_position *positions, int n);
 extern db_error_class db_restart_position(db_conn *db, const char *topic,
 										  int32_t partition, int64_t from_offset,

@@ -64,23 +64,6 @@ static const char *const positions_source_names[] = {"database", "earliest", "ea
 static const char *const positions_reason_names[] = {NULL, "no_position", "position_out_of_range"};
 
 /*
- * positions_find
- *		The database's next offset of (topic, partition), or -1 if none.
- */
-static int64_t
-positions_find(const db_position *positions, int n, const char *topic,
-			   int32_t partition)
-{
-	int			i;
-
-	for (i = 0; i < n; i++)
-		if (positions[i].partition == partition &&
-			strcmp(positions[i].topic, topic) == 0)
-			return positions[i].next_offset;
-	return -1;
-}
-
-/*
  * positions_out_of_range
  *		A database position Kafka cannot serve any more: say so with the
  *		numbers, count it, and either give the earliest offset to start at
@@ -150,7 +133,7 @@ positions_choose(feeder_app *app, db_conn *db, const db_position *positions, int
 				 const char *topic, int32_t partition, int64_t *offset,
 				 positions_source *source, int64_t *low)
 {
-	int64_t		db_position = positions_find(positions, n, topic, partition);
+	int64_t		db_position = db_position_find(positions, n, topic, partition);
 	int64_t		high;
 
 	if (kafka_watermarks(app->kc, topic, partition, low, &high) != 0)
@@ -444,7 +427,7 @@ positions_reconcile(feeder_app *app, lane *l, db_error *err)
 		}
 		else if (a->db_next >= 0)
 		{
-			int64_t		db_position = positions_find(positions, n, a->topic,
+			int64_t		db_position = db_position_find(positions, n, a->topic,
 													 a->partition);
 
 			if (db_position < a->db_next &&

@@ -51,15 +51,6 @@ committed_offsets() {
 	kafka_committed "$GROUP" "$E2E_TOPIC" | awk '{ print $1, $2, $3 }'
 }
 
-# produce_part FIRST LAST — messages FIRST..LAST of every partition
-produce_part() {
-	local p
-	for ((p = 0; p < PARTITIONS; p++)); do
-		mixed_stream $p "$1" "$2"
-	done
-	flush
-}
-
 # through_pgbouncer N — N sessions of the feeder's role at once through
 # pgbouncer, each in a transaction of half a second, so that its pool holds
 # N server connections
@@ -109,18 +100,6 @@ config_error_names_versions() {
 # log_has NAME REGEX — NAME's log matches the extended REGEX
 log_has() {
 	grep -Eq -- "$2" "$E2E_TMP/$1.log"
-}
-
-# healthz NAME — the HTTP status of NAME's /healthz
-healthz() {
-	local addr
-	addr=$(feeder_metrics_addr "$1") || return 1
-	curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://$addr/healthz"
-}
-
-# healthz_is NAME CODE — /healthz answers CODE
-healthz_is() {
-	[ "$(healthz "$1")" = "$2" ]
 }
 
 # auth_failures N — the feeder "pw" has logged N error lines naming 28P01
@@ -222,12 +201,12 @@ produce_part 701 900 || bail "kcat could not produce"
 check "reconnecting fails with 28P01, logged at error level, retried (3 times)" \
 	ro_wait_until 30 auth_failures 3
 check "the feeder does not exit on an authentication failure once it has run" feeder_alive pw
-check "/healthz answers 503 while it cannot reach the database" ro_wait_until 10 healthz_is pw 503
+check "/healthz answers 503 while it cannot reach the database" ro_wait_until 10 feeder_health_is pw 503
 check "nothing of part 4 is acknowledged meanwhile" cmp -s "$E2E_TMP/committed.part3" <(committed_offsets)
 sql "ALTER ROLE \"$E2E_ROLE\" PASSWORD '$E2E_PASSWORD'"
 check "password set back: the same feeder reconnects and consumes to the end within 20 s" \
 	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 20
-check "/healthz answers 200 again" ro_wait_until 10 healthz_is pw 200
+check "/healthz answers 200 again" ro_wait_until 10 feeder_health_is pw 200
 check_exact_contents
 check "its output never shows a password" log_has_no "$E2E_PASSWORD" pw
 feeder_stop pw
@@ -252,7 +231,7 @@ produce_part 901 1000 || bail "kcat could not produce"
 check "assigned, its partitions wait for start positions: the 28P01 at reconnection is logged at error level" \
 	ro_wait_until 20 log_has waiting 'level=error .*28P01'
 tap_last_ok || diag "its lines since the start: $(grep -v 'event=stats' "$E2E_TMP/waiting.log" | cut -c1-220 | tail -n 6)"
-check "it stays up, /healthz 503" ro_wait_until 10 healthz_is waiting 503
+check "it stays up, /healthz 503" ro_wait_until 10 feeder_health_is waiting 503
 sql "ALTER ROLE \"$E2E_ROLE\" PASSWORD '$E2E_PASSWORD'"
 check "password set back: it gets its start positions and consumes to the end within 20 s" \
 	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 20

@@ -62,15 +62,6 @@ all_lag_zero() {
 	[ "$(lag_series "$1")" = "$(seq 0 $((PARTITIONS - 1)) | sed 's/$/ 0/')" ]
 }
 
-# produce_part FIRST LAST — messages FIRST..LAST of every partition
-produce_part() {
-	local p
-	for ((p = 0; p < PARTITIONS; p++)); do
-		mixed_stream $p "$1" "$2"
-	done
-	flush
-}
-
 # scenario LABEL STRATEGY — the whole story on a fresh topic and group
 scenario() {
 	local label=$1 strategy=$2 mark args

@@ -29,15 +29,6 @@ FEEDER_ARGS=(--batch-size 10 --batch-wait-ms 20 -X auto.commit.interval.ms=200
 	--retry-backoff-ms 100 --retry-backoff-max-ms 1000)
 plan 15
 
-# produce_part FIRST LAST — messages FIRST..LAST of every partition
-produce_part() {
-	local p
-	for ((p = 0; p < PARTITIONS; p++)); do
-		mixed_stream $p "$1" "$2"
-	done
-	flush
-}
-
 # both_alive — neither feeder has exited
 both_alive() {
 	feeder_alive a && feeder_alive b

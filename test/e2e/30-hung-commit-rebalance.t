@@ -30,27 +30,6 @@ FEEDER_ARGS=(--batch-size 20 --batch-wait-ms 20 -X auto.commit.interval.ms=200
 	--stall-timeout "$STALL" --metrics-listen 127.0.0.1:0)
 plan 14
 
-# produce_part FIRST LAST — messages FIRST..LAST of every partition
-produce_part() {
-	local p
-	for ((p = 0; p < PARTITIONS; p++)); do
-		mixed_stream $p "$1" "$2"
-	done
-	flush
-}
-
-# healthz NAME — the HTTP status of NAME's /healthz
-healthz() {
-	local addr
-	addr=$(feeder_metrics_addr "$1") || return 1
-	curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://$addr/healthz"
-}
-
-# healthz_is NAME CODE — /healthz answers CODE
-healthz_is() {
-	[ "$(healthz "$1")" = "$2" ]
-}
-
 # health_says NAME WORD — NAME's /healthz answers 503 with WORD in its
 # reason (every answer is kept in $E2E_TMP/health.NAME)
 health_says() {
@@ -74,7 +53,7 @@ e2e_setup_db || bail "could not set up the database"
 produce_part 1 200 || bail "kcat could not produce"
 feeder_start a "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 check "part 1: the first member consumes it" kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 60
-check "its /healthz answers 200" ro_wait_until 10 healthz_is a 200
+check "its /healthz answers 200" ro_wait_until 10 feeder_health_is a 200
 
 # --- COMMITs wait for a synchronous standby that does not exist
 sql "ALTER SYSTEM SET synchronous_standby_names = 'ro_missing_standby'" >/dev/null &&
@@ -99,7 +78,7 @@ produce_part 206 300 || bail "kcat could not produce"
 check "both members consume everything once the COMMITs go through" \
 	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 90
 check "the database's positions reach every partition's end" db_wait_caught_up "$GROUP" 30
-check "the first member's /healthz answers 200 again" ro_wait_until 30 healthz_is a 200
+check "the first member's /healthz answers 200 again" ro_wait_until 30 feeder_health_is a 200
 check_exact_contents
 feeder_stop a
 is "$?" 0 "SIGTERM: the first member exits 0"

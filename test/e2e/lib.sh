@@ -418,6 +418,16 @@ mixed_stream() {
 	done
 }
 
+# produce_part FIRST LAST — messages FIRST..LAST of the mixed stream of
+# every partition 0..PARTITIONS-1, produced
+produce_part() {
+	local p
+	for ((p = 0; p < PARTITIONS; p++)); do
+		mixed_stream $p "$1" "$2"
+	done
+	flush
+}
+
 # flush — produce every queued message, partition by partition, in order
 flush() {
 	local q p
@@ -624,6 +634,18 @@ feeder_metrics_addr() {
 	awk '/^--- start/ { addr = "" }
 	     /event=metrics_listening/ { sub(/.* addr=/, ""); sub(/ .*/, ""); addr = $0 }
 	     END { if (addr == "") exit 1; print addr }' "$E2E_TMP/$1.log"
+}
+
+# feeder_health_code NAME — the HTTP status of NAME's /healthz
+feeder_health_code() {
+	local addr
+	addr=$(feeder_metrics_addr "$1") || return 1
+	curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://$addr/healthz"
+}
+
+# feeder_health_is NAME CODE — NAME's /healthz answers CODE
+feeder_health_is() {
+	[ "$(feeder_health_code "$1")" = "$2" ]
 }
 
 # feeder_metric NAME METRIC — the value of METRIC (the name after the
