@@ -21,7 +21,7 @@ SEED=20261204
 KINDS=(kill9 term stop join pgcrash terminate switchover brokers)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ro-soak-short.XXXXXX")
 ro_on_exit "rm -rf -- '$TMP'"
-tap_plan 16
+tap_plan 17
 
 # field LINE NAME — the value of NAME=VALUE in the soak's last line
 field() {
@@ -64,6 +64,7 @@ tap_is "$(field "$LINE" wrong)" 0 "wrong=0: every order with its first delivery'
 tap_is "$(field "$LINE" acks_ahead)" 0 "acks_ahead=0: no committed offset ever ahead of the database's position"
 tap_ok "$([ "$(field "$LINE" watched)" -ge 20 ] && echo 0 || echo 1)" \
 	"the watcher read both sides throughout ($(field "$LINE" watched) samples)"
+tap_is "$(field "$LINE" caught_up)" yes "the positions and committed offsets reached every partition's end"
 tap_is "$(field "$LINE" feeders) $(field "$LINE" died)" "4/4 0" \
 	"the four feeders still run, none died on its own"
 
