@@ -20,7 +20,12 @@ RO_ROOT=${RO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 SEED=20261204
 KINDS=(kill9 term stop join pgcrash terminate switchover brokers)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ro-soak-short.XXXXXX")
-ro_on_exit "rm -rf -- '$TMP'"
+chmod 755 "$TMP" # the clusters' owner (postgres, when root) goes through it
+if [ "${RO_KEEP_TMP:-0}" = 1 ]; then
+	tap_diag "keeping $TMP"
+else
+	ro_on_exit "rm -rf -- '$TMP'"
+fi
 tap_plan 17
 
 # field LINE NAME — the value of NAME=VALUE in the soak's last line
@@ -34,7 +39,9 @@ soak() {
 	local name=$1
 	shift
 	STATUS=0
-	env "$@" "$RO_ROOT/test/soak/run" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null || STATUS=$?
+	# its temporary directories (kept when it fails, as the negative
+	# control must) go under TMP, removed at the end
+	env TMPDIR="$TMP" "$@" "$RO_ROOT/test/soak/run" >"$TMP/$name.out" 2>"$TMP/$name.err" </dev/null || STATUS=$?
 	LINE=$(tail -n 1 "$TMP/$name.out")
 	tap_diag "$LINE"
 }
