@@ -70,6 +70,13 @@ demo:
 fuzz:
 	FUZZ_BUDGET=$(FUZZ_BUDGET) FUZZ_SEED=$(FUZZ_SEED) test/fuzz/campaign
 
+# The random-fault soak (test/soak/run): SOAK_SECONDS (default 600) of a
+# dirty stream into two groups of feeders under random faults, SOAK_SEED
+# (default: random, printed) to replay a run; make test runs it for 60 s
+# with a fixed seed (test/soak-short/).
+soak:
+	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_SEED=$(SOAK_SEED) test/soak/run
+
 # The extension, the feeder and the tools built with ASan and UBSan, and the
 # unit, pgTAP, fuzz and end-to-end suites run on that build (test/sanitize/run;
 # make test runs its pgTAP and fuzz part).
@@ -91,4 +98,4 @@ deb:
 	lintian --fail-on error $(DEB_DIR)/*.changes
 	ls -l $(DEB_DIR)/*.deb
 
-.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo fuzz sanitize deb
+.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo fuzz soak sanitize deb

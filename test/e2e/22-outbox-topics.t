@@ -31,7 +31,6 @@
 . "$(dirname "$0")/lib.sh"
 
 E2E_TOPIC=outbox.event.Order
-OUTBOX_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])'
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info)
 plan 32
 
@@ -90,7 +89,7 @@ next_phase() {
 kafka_start 1 "outbox.event.Order:2" "orders.ce:1" "orders.spring:1" ||
 	bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
-sql "GRANT EXECUTE ON FUNCTION $OUTBOX_FUNCTION TO \"$E2E_ROLE\"" >/dev/null
+sql "GRANT EXECUTE ON FUNCTION $E2E_OUTBOX_FUNCTION TO \"$E2E_ROLE\"" >/dev/null
 
 # ---------------------------------------------------------------- 1. Debezium
 

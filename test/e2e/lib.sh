@@ -46,6 +46,10 @@ E2E_FEEDER_FUNCTIONS=(
 	'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])'
 	'received_orders.restart_position(text,text,integer,bigint,bigint)'
 )
+# the outbox form of the batch function, which a feeder with --envelope or
+# --event-type calls: a suite running one grants it to the feeder's role
+# shellcheck disable=SC2034 # used by the suites
+E2E_OUTBOX_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])'
 # functions the feeder's role must not be able to execute (operators' tools,
 # the adoption's, 1.0's batch function without a group, the single-event and
 # replay ones)
@@ -464,11 +468,14 @@ expected_quarantine() {
 }
 
 # actual_quarantine — the same, from the quarantine table (the label is
-# the Kafka key), plus a check that topic and coordinates are filled
+# the Kafka key), plus a check that topic and coordinates are filled (the
+# topic one of E2E_TOPICS: a manifest may span several topics, its labels
+# unique across them; default E2E_TOPIC)
 actual_quarantine() {
 	sql "SELECT convert_from(kafka_key, 'UTF8') || ' ' || outcome || ' ' || sqlstate
 	            || ' ' || CASE WHEN outcome = 'conflict' THEN coalesce(order_id::text, 'NULL') ELSE '-' END
-	            || CASE WHEN kafka_topic = '$E2E_TOPIC' AND kafka_partition IS NOT NULL
+	            || CASE WHEN kafka_topic = ANY (string_to_array('${E2E_TOPICS:-$E2E_TOPIC}', ' '))
+	                         AND kafka_partition IS NOT NULL
 	                         AND kafka_offset IS NOT NULL AND reason <> '' THEN '' ELSE ' BAD-COORDINATES' END
 	       FROM received_orders.received_orders_quarantine" |
 		grep -v -F -f <(race_field 1 | sed 's/$/ /'; echo NO-RACE-LABEL) | sort
@@ -518,10 +525,14 @@ check_exact_contents() {
 		check_all_in_kafka
 }
 
-# check_all_in_kafka — the topic holds every manifest label (the mock
-# cluster silently drops old data beyond ~5 MiB per partition)
+# check_all_in_kafka — the topic (every topic of E2E_TOPICS) holds every
+# manifest label, once (the mock cluster silently drops old data beyond
+# ~5 MiB per partition)
 check_all_in_kafka() {
-	kafka_offsets_map "$E2E_TOPIC" | awk '{ print $3 }' | sort >"$E2E_TMP/kafka.labels"
+	local topic
+	for topic in ${E2E_TOPICS:-$E2E_TOPIC}; do
+		kafka_offsets_map "$topic"
+	done | awk '{ print $3 }' | sort >"$E2E_TMP/kafka.labels"
 	cut -f1 "$E2E_MANIFEST" | sort >"$E2E_TMP/manifest.labels"
 	compare labels "$E2E_TMP/manifest.labels" "$E2E_TMP/kafka.labels"
 }
@@ -600,6 +611,21 @@ db_caught_up() {
 	awk 'FILENAME == ARGV[1] { pos[$2] = $3; next }
 	     { if (!($2 in pos) && $4 != 0 || ($2 in pos) && pos[$2] != $4) bad = 1 }
 	     END { exit bad }' <(db_positions "$1" 2>/dev/null) - <<<"$ends"
+}
+
+# acks_ahead GROUP — "TOPIC PARTITION COMMITTED DB_POSITION" of every
+# partition of E2E_TOPIC whose offset committed in Kafka for GROUP is ahead
+# of the database's position (none: 0); fails when either cannot be read.
+# Kafka is read first: the database's position never goes back, so a
+# commit made between the two reads cannot show as ahead
+acks_ahead() {
+	local committed positions
+	committed=$(kafka_committed "$1" "$E2E_TOPIC" 2>/dev/null) && [ -n "$committed" ] || return 1
+	positions=$(db_positions "$1" 2>/dev/null) || return 1
+	awk 'FILENAME == ARGV[1] { pos[$1 " " $2] = $3; next }
+	     { k = $1 " " $2; p = (k in pos) ? pos[k] : "none" }
+	     $3 > 0 && (p == "none" || $3 > p + 0) { print $1, $2, $3, p }' \
+		<(printf '%s\n' "$positions") - <<<"$committed"
 }
 
 # db_wait_caught_up GROUP [SECONDS] — poll db_caught_up (default 60 s)

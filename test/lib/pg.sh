@@ -47,6 +47,11 @@
 #                           primary's WAL up to the primary's current LSN
 #   pg_promote DIR [SECONDS]  pg_ctl promote, then wait (60 s) until DIR
 #                           is out of recovery
+#   pg_rebuild_standby DIR PRIMARY_DIR  turn cluster DIR (a former primary,
+#                           say, after a switchover) into a new streaming
+#                           standby of PRIMARY_DIR on DIR's own port: DIR is
+#                           stopped, its data directory replaced by a base
+#                           backup, and it is started (not pg_use'd)
 #
 # Note: call pg_start in the main shell, not inside $(...), or the cluster
 # would not be tracked for the exit handler.
@@ -324,15 +329,13 @@ pg_query_at() {
 	pg_psql -At -h "$dir/socket" -p "$(cat "$dir/port")" -U postgres -d "$2" -c "$3"
 }
 
-# pg_start_standby — see the header.  The base backup copies the primary's
-# configuration: the standby gets its own socket directory and, through
-# pg_start, its own port; primary_conninfo (written by -R) points at the
-# primary's 127.0.0.1 port
-pg_start_standby() {
-	local primary=$1 var=$2 dir
-	dir=$(mktemp -d "${TMPDIR:-/tmp}/ro-pg-standby.XXXXXX") || return 1
-	RO__PG_OWNED+=("$dir")
-	printf -v "$var" '%s' "$dir"
+# pg__base_backup PRIMARY_DIR DIR — pg_basebackup -R -X stream over TCP of
+# the running cluster PRIMARY_DIR into DIR/data (which must not exist).  The
+# base backup copies the primary's configuration: the copy gets DIR's socket
+# directory and loses the primary's port (pg_start or the caller sets one);
+# primary_conninfo (written by -R) points at the primary's 127.0.0.1 port
+pg__base_backup() {
+	local primary=$1 dir=$2
 	mkdir -p "$dir/socket"
 	chmod 755 "$dir"
 	[[ $EUID == 0 ]] && chown -R postgres: "$dir"
@@ -347,14 +350,41 @@ pg_start_standby() {
 		# test/lib/pg.sh: a standby of $primary
 		unix_socket_directories = '$dir/socket'
 	EOF
+}
+
+# pg__start_aside DIR — pg_start cluster DIR, leaving the libpq environment
+# pointed where it was
+pg__start_aside() {
 	# pg_start reads the directory through a variable's name: one of its own
 	# shellcheck disable=SC2034 # read by pg_start through its name
-	local saved=${RO_PG_DIR:-} status=0 ro__standby_dir=$dir
-	pg_start ro__standby_dir || status=$?
+	local saved=${RO_PG_DIR:-} status=0 ro__aside_dir=$1
+	pg_start ro__aside_dir || status=$?
 	if [[ -n $saved ]]; then
 		pg_use "$saved"
 	fi
 	return "$status"
+}
+
+# pg_start_standby — see the header; the standby gets its own port through
+# pg_start
+pg_start_standby() {
+	local primary=$1 var=$2 dir
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/ro-pg-standby.XXXXXX") || return 1
+	RO__PG_OWNED+=("$dir")
+	printf -v "$var" '%s' "$dir"
+	pg__base_backup "$primary" "$dir" || return 1
+	pg__start_aside "$dir"
+}
+
+# pg_rebuild_standby — see the header; DIR keeps its port, so a multi-host
+# DSN naming both clusters stays valid across any number of switchovers
+pg_rebuild_standby() {
+	local dir=$1 primary=$2
+	pg_stop "$dir"
+	rm -rf -- "$dir/data"
+	pg__base_backup "$primary" "$dir" || return 1
+	pg__set_port "$dir" "$(cat "$dir/port")"
+	pg__start_aside "$dir"
 }
 
 # pg__replayed — whether STANDBY_DIR has replayed up to LSN
