@@ -74,7 +74,7 @@ fuzz:
 # dirty stream into two groups of feeders under random faults, SOAK_SEED
 # (default: random, printed) to replay a run; make test runs it for 60 s
 # with a fixed seed (test/soak-short/).
-soak:
+soak: all install
 	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_SEED=$(SOAK_SEED) test/soak/run
 
 # The extension, the feeder and the tools built with ASan and UBSan, and the
