@@ -43,7 +43,7 @@ typedef struct db_error
 	db_error_class cls;
 	char		sqlstate[6];	/* "" when none */
 	char		message[1024];
-	char		hint[512];		/* what to fix; "" means db_fatal_hint() */
+	char		hint[1024];		/* what to fix; "" means db_fatal_hint() */
 	const char *step;			/* connect, privileges, prepare, begin,
 								 * execute, commit, check (db_check_idle),
 								 * positions, adopt */

@@ -79,7 +79,7 @@ db_check_function(PGconn *conn, const char *signature, const char *grants,
 	const char *params[1] = {signature};
 	PGresult   *res = PQexecParams(conn, DB_PRIV_SQL, 1, NULL, params, NULL, NULL, 0);
 	char		msg[512];
-	char		hint[1536];
+	char		hint[1024];
 	const char *role;
 	db_error_class cls = DB_ERR_NONE;
 
