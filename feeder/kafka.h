@@ -44,6 +44,7 @@ typedef struct kafka_partition_lag
 	const char *topic;			/* owned by the consumer */
 	int32_t		partition;
 	int64_t		lag;			/* -1: not known yet */
+	int64_t		high_watermark; /* librdkafka's cached one; -1: not known */
 } kafka_partition_lag;
 
 /* The group's committed offset of one partition (kafka_read_committed). */

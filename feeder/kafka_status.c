@@ -166,7 +166,8 @@ kafka_lag(kafka_consumer *kc)
 
 /*
  * kafka_partition_lags
- *		One entry per assigned partition (lag -1 when unknown) in *out, a
+ *		One entry per assigned partition (lag -1 when unknown, with its
+ *		high watermark as librdkafka cached it, or as last asked) in *out, a
  *		malloc'ed array the caller frees; topic names point into the
  *		consumer and live as long as it does.  Returns the count, -1 on out
  *		of memory.
@@ -175,6 +176,7 @@ int
 kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out)
 {
 	kafka_partition_lag *lags;
+	int64_t		lo;
 	int			i,
 				n = 0;
 
@@ -190,6 +192,10 @@ kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out)
 		lags[n].topic = kc->slots[i].topic;
 		lags[n].partition = kc->slots[i].partition;
 		lags[n].lag = kafka_slot_lag(kc, &kc->slots[i]);
+		if (rd_kafka_get_watermark_offsets(kc->rk, lags[n].topic, lags[n].partition,
+										   &lo, &lags[n].high_watermark) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+			lags[n].high_watermark < 0)
+			lags[n].high_watermark = kc->slots[i].asked_hi >= 0 ? kc->slots[i].asked_hi : -1;
 		n++;
 	}
 	*out = lags;

@@ -462,7 +462,7 @@ CREATE TABLE received_orders.received_orders_feeders (
 		CHECK (member_id OPERATOR(pg_catalog.<>) ''),
 	CONSTRAINT received_orders_feeders_state_check
 		CHECK (state OPERATOR(pg_catalog.=) ANY (ARRAY['starting', 'running', 'paused: database',
-			'paused: registry', 'stalled', 'stopping', 'stopped'])),
+			'paused: registry', 'paused: kafka', 'stalled', 'stopping', 'stopped'])),
 	CONSTRAINT received_orders_feeders_partitions_check
 		CHECK (pg_catalog.cardinality(kafka_topics) OPERATOR(pg_catalog.=) pg_catalog.cardinality(kafka_partitions)
 		       AND pg_catalog.cardinality(kafka_topics) OPERATOR(pg_catalog.=) pg_catalog.cardinality(high_watermarks)),
