@@ -686,19 +686,29 @@ SELECT j.consumer_group, j.kafka_topic, j.kafka_partition,
 COMMENT ON VIEW received_orders.consumer_lag IS
 	'Per consumer group and partition: position (next offset to read), high watermark as the feeders last saw it, lag, when the last batch moved the position, the member that recorded it, and the healthy member that owns the partition now';
 
--- The quarantine by outcome, SQLSTATE and reason.  Replays are not counted:
--- replay_quarantined removes the row it materializes and nothing records
--- that it did, so what is left is what still waits for a repair.
+-- The quarantine by outcome, SQLSTATE and kind of reason: a reason names
+-- its message's particulars (an order id, the references, a token, a size),
+-- so the summary groups them with each UUID shown as <uuid>, each quoted
+-- string as "..." and each number as N, and keeps one reason whole as its
+-- example (the newest).  Replays are not counted: replay_quarantined
+-- removes the row it materializes and nothing records that it did, so what
+-- is left is what still waits for a repair.
 CREATE VIEW received_orders.quarantine_summary AS
-SELECT q.outcome, q.sqlstate, q.reason, pg_catalog.count(*) AS messages,
+SELECT q.outcome, q.sqlstate, k.reason, pg_catalog.count(*) AS messages,
        pg_catalog.count(DISTINCT q.kafka_topic) AS topics,
        pg_catalog.min(q.quarantined_at) AS oldest,
-       pg_catalog.max(q.quarantined_at) AS newest
+       pg_catalog.max(q.quarantined_at) AS newest,
+       (pg_catalog.array_agg(q.reason ORDER BY q.quarantined_at DESC, q.id DESC))[1] AS example
   FROM received_orders.received_orders_quarantine q
- GROUP BY q.outcome, q.sqlstate, q.reason;
+ CROSS JOIN LATERAL (
+	SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(pg_catalog.regexp_replace(q.reason,
+	           '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}', '<uuid>', 'g'),
+	           '"([^"\\]|\\.)*"', '"..."', 'g'),
+	           '[0-9]+', 'N', 'g') AS reason) k
+ GROUP BY q.outcome, q.sqlstate, k.reason;
 
 COMMENT ON VIEW received_orders.quarantine_summary IS
-	'Quarantined messages counted by outcome, SQLSTATE and reason, with the oldest and newest; replayed messages are removed from the quarantine and not counted (nothing records a replay)';
+	'Quarantined messages counted by outcome, SQLSTATE and kind of reason (UUIDs, quoted strings and numbers masked), with the oldest, the newest and one whole reason as example; replayed messages are removed from the quarantine and not counted (nothing records a replay)';
 
 REVOKE ALL ON received_orders.feeders, received_orders.consumer_lag,
 	received_orders.quarantine_summary FROM PUBLIC;

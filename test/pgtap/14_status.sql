@@ -12,7 +12,7 @@
 -- Roles are created inside the transaction and rolled back.
 
 BEGIN;
-SELECT plan(44);
+SELECT plan(45);
 
 SET LOCAL client_min_messages = error;
 
@@ -219,25 +219,39 @@ SELECT results_eq(
 	'the position''s watermark counts when newer; a partition without a position shows with no lag');
 RESET ROLE;
 
--- the quarantine
+-- the quarantine: three rejected messages, and two conflicts of two orders
+-- whose reasons differ only in the order and its references
 SELECT results_eq(
 	$$SELECT outcome::text FROM received_orders.materialize_orders(
-	    ARRAY['\xff'::bytea, '\xfe', convert_to('{"orderId": 1}', 'UTF8')],
-	    ARRAY['q', 'q', 'q'], ARRAY[0, 0, 0], ARRAY[1, 2, 3]::bigint[], NULL)$$,
-	$$VALUES ('rejected'::text), ('rejected'), ('rejected')$$,
-	'three messages quarantined');
+	    ARRAY['\xff'::bytea, '\xfe', convert_to('{"orderId": 1}', 'UTF8'),
+	          convert_to('{"orderId": "e1400000-0000-4000-8000-000000000001", "externalReference": "A-1"}', 'UTF8'),
+	          convert_to('{"orderId": "e1400000-0000-4000-8000-000000000002", "externalReference": "A-2"}', 'UTF8'),
+	          convert_to('{"orderId": "e1400000-0000-4000-8000-000000000001", "externalReference": "B-1"}', 'UTF8'),
+	          convert_to('{"orderId": "e1400000-0000-4000-8000-000000000002", "externalReference": "B-22"}', 'UTF8')],
+	    ARRAY['q', 'q', 'q', 'q', 'q', 'q', 'q'], ARRAY[0, 0, 0, 0, 0, 0, 0],
+	    ARRAY[1, 2, 3, 4, 5, 6, 7]::bigint[], NULL) ORDER BY position$$,
+	$$VALUES ('rejected'::text), ('rejected'), ('rejected'), ('inserted'), ('inserted'),
+	         ('conflict'), ('conflict')$$,
+	'three messages rejected and two conflicting quarantined');
 SET ROLE ro_st_mon;
 SELECT results_eq(
 	$$SELECT outcome::text, sum(messages)::int, min(oldest) <= max(newest)
-	    FROM received_orders.quarantine_summary GROUP BY outcome$$,
-	$$VALUES ('rejected'::text, 3, true)$$,
+	    FROM received_orders.quarantine_summary GROUP BY outcome ORDER BY outcome$$,
+	$$VALUES ('conflict'::text, 2, true), ('rejected', 3, true)$$,
 	'pg_monitor reads quarantine_summary: counts by outcome');
+SELECT results_eq(
+	$$SELECT sqlstate, reason, messages::int, topics::int, example
+	    FROM received_orders.quarantine_summary WHERE outcome = 'conflict'$$,
+	$$VALUES ('23505'::text,
+	          'order <uuid> is already stored with externalReference "..."; this event has "..."'::text,
+	          2, 1,
+	          'order e1400000-0000-4000-8000-000000000002 is already stored with externalReference "A-2"; this event has "B-22"'::text)$$,
+	'conflicts of different orders are one kind of reason (UUIDs and quoted strings masked), the newest one whole as example');
 RESET ROLE;
 SELECT is(
-	(SELECT count(*)::int FROM received_orders.quarantine_summary),
-	(SELECT count(*)::int FROM (SELECT DISTINCT outcome, sqlstate, reason
-	                              FROM received_orders.received_orders_quarantine) d),
-	'one row per outcome, SQLSTATE and reason');
+	(SELECT sum(messages)::int FROM received_orders.quarantine_summary),
+	(SELECT count(*)::int FROM received_orders.received_orders_quarantine),
+	'every quarantined message is counted once');
 
 SET ROLE ro_st_nobody;
 SELECT throws_ok($$SELECT * FROM received_orders.feeders$$, '42501', NULL,
