@@ -203,6 +203,23 @@ kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out)
 }
 
 /*
+ * kafka_cached_high_watermark
+ *		A partition's high watermark as librdkafka last saw it in a fetch
+ *		(no request to the brokers); -1 when not known.
+ */
+int64_t
+kafka_cached_high_watermark(kafka_consumer *kc, const char *topic, int32_t partition)
+{
+	int64_t		lo,
+				hi;
+
+	if (rd_kafka_get_watermark_offsets(kc->rk, topic, partition, &lo, &hi) !=
+		RD_KAFKA_RESP_ERR_NO_ERROR || hi < 0)
+		return -1;
+	return hi;
+}
+
+/*
  * kafka_stats_cb
  *		librdkafka's statistics report (JSON): used only to notice brokers
  *		coming back while nothing is fetched.  A broker object carries

@@ -426,6 +426,8 @@ main(int argc, char **argv)
 		}
 
 	status_start(&cfg);
+	for (i = 0; i < app.nlanes; i++)
+		db_set_member(app.lanes[i].db, status_member_id());
 	rc = loop_run(&app);
 	metrics_set_phase(METRICS_STOPPING);
 	if (feeder_stop)

@@ -458,7 +458,9 @@ status_thread(void *arg)
 
 /*
  * status_start
- *		Start the reporter (not with --status-interval 0).  Returns 0, or
+ *		The member id (host:pid:start time; also with --status-interval 0,
+ *		for the batches' high watermarks) and the reporter (not with
+ *		--status-interval 0).  Returns 0, or
  *		-1 when its thread could not start (logged; the feeder goes on).
  */
 int
@@ -467,8 +469,6 @@ status_start(const feeder_config *cfg)
 	pthread_condattr_t attr;
 	time_t		now = time(NULL);
 
-	if (cfg->status_interval_s <= 0)
-		return 0;
 	status.cfg = cfg;
 	if (gethostname(status.host, sizeof(status.host)) != 0)
 		snprintf(status.host, sizeof(status.host), "unknown");
@@ -477,6 +477,8 @@ status_start(const feeder_config *cfg)
 	snprintf(status.started_at, sizeof(status.started_at), "%lld", (long long) now);
 	snprintf(status.member_id, sizeof(status.member_id), "%s:%d:%lld", status.host,
 			 (int) getpid(), (long long) now);
+	if (cfg->status_interval_s <= 0)
+		return 0;
 	snprintf(status.interval, sizeof(status.interval), "%d seconds", cfg->status_interval_s);
 	snprintf(status.snap.state, sizeof(status.snap.state), "starting");
 	status.dirty = 1;
@@ -546,4 +548,14 @@ int
 status_enabled(void)
 {
 	return status.running;
+}
+
+/*
+ * status_member_id
+ *		This feeder's member id (after status_start).
+ */
+const char *
+status_member_id(void)
+{
+	return status.member_id;
 }

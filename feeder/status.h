@@ -27,6 +27,7 @@ extern void status_update(int healthy, const char *reason,
 extern void status_stop(int clean);
 extern uint64_t status_failures(void);
 extern int	status_enabled(void);
+extern const char *status_member_id(void);
 extern const char *status_state_of(int healthy, const char *reason);
 
 #endif							/* FEEDER_STATUS_H */

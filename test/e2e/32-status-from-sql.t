@@ -20,7 +20,7 @@ GROUP=e2e-32
 E2E_TOPIC=orders-status
 COMMON_ARGS=(--batch-size 50 --batch-wait-ms 20 --stats-interval 1 --status-interval 1
 	-X auto.commit.interval.ms=200)
-plan 18
+plan 19
 
 # member NAME — the member id of a running feeder in the view (by its pid)
 member() {
@@ -102,6 +102,10 @@ check "consumer_lag: every partition at lag 0, owned by a healthy member" \
 check "consumer_lag's owners are the partitions each feeder's log says it holds" \
 	ro_wait_until 30 owners_match a b
 diag "a ($(member a)) owns $(owned_by a | tr '\n' ' '); b ($(member b)) owns $(owned_by b | tr '\n' ' ')"
+is "$(sql "SELECT count(*) FROM received_orders.received_orders_positions p
+             JOIN received_orders.feeders f ON f.consumer_group = p.consumer_group AND f.member_id = p.member_id
+            WHERE p.consumer_group = '$GROUP' AND p.high_watermark = p.next_offset")" $PARTITIONS \
+	"each batch's transaction recorded its partition's high watermark and member with the position"
 is "$(sql "SELECT count(*) FROM received_orders.feeders WHERE consumer_group = '$GROUP'
              AND host IS NOT NULL AND version IS NOT NULL AND started_at <= last_seen
              AND report_interval = interval '1 second' AND last_seen_age < interval '4 seconds'")" 2 \

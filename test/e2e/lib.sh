@@ -46,6 +46,7 @@ E2E_FEEDER_FUNCTIONS=(
 	'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])'
 	'received_orders.restart_position(text,text,integer,bigint,bigint)'
 	'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)'
+	'received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])'
 )
 # functions the feeder's role must not be able to execute (operators' tools,
 # the adoption's, 1.0's batch function without a group, the single-event and
