@@ -36,6 +36,9 @@
 #include "status.h"
 
 /* A failing report is logged again at most this often (same SQLSTATE). */
+/* How long the exit waits for the last report ("stopped"). */
+#define STATUS_STOP_WAIT_S 3
+
 #define STATUS_RELOG_S 60
 
 #define STATUS_SQL \
@@ -64,8 +67,12 @@ static struct
 	int			dirty;			/* a change to report now */
 	status_snapshot snap;		/* guarded by lock */
 	uint64_t	failures;		/* guarded by lock */
-	/* set before the thread starts, then read only */
-	const feeder_config *cfg;
+	/* set before the thread starts, then read only (copies: the thread may
+	 * outlive the configuration, see status_stop) */
+	char	   *dsn;
+	char	   *group;
+	int			interval_s;
+	int			done;			/* the thread ended (guarded by lock) */
 	char		host[256];
 	char		member_id[320];
 	char		pid[16];
@@ -267,10 +274,10 @@ status_connect(char *err, size_t errlen)
 		keywords[n] = "connect_timeout";
 		values[n++] = "10";
 	}
-	if (status.cfg->dsn[0] != '\0')
+	if (status.dsn[0] != '\0')
 	{
 		keywords[n] = "dbname";
-		values[n++] = status.cfg->dsn;
+		values[n++] = status.dsn;
 	}
 	keywords[n] = NULL;
 	values[n] = NULL;
@@ -339,7 +346,7 @@ status_report(const status_snapshot *snap)
 		return;
 	}
 	snprintf(error_at, sizeof(error_at), "%lld", (long long) snap->last_error_at);
-	params[0] = status.cfg->group;
+	params[0] = status.group;
 	params[1] = status.member_id;
 	params[2] = status.host;
 	params[3] = status.pid;
@@ -380,7 +387,7 @@ status_report(const status_snapshot *snap)
 		log_line	line;
 
 		log_begin(&line, LOG_INFO, "status_members_removed");
-		log_kv_str(&line, "group", status.cfg->group);
+		log_kv_str(&line, "group", status.group);
 		log_kv_str(&line, "removed", PQgetvalue(res, 0, 0));
 		log_kv_str(&line, "reason", "not seen for 7 days");
 		log_end(&line);
@@ -432,7 +439,7 @@ status_thread(void *arg)
 	for (;;)
 	{
 		clock_gettime(CLOCK_MONOTONIC, &due);
-		due.tv_sec += status.cfg->status_interval_s;
+		due.tv_sec += status.interval_s;
 		while (!status.stop && !status.dirty)
 			if (pthread_cond_timedwait(&status.cond, &status.lock, &due) == ETIMEDOUT)
 				break;
@@ -453,6 +460,10 @@ status_thread(void *arg)
 	status_report(&snap);
 	PQfinish(status.conn);
 	status.conn = NULL;
+	pthread_mutex_lock(&status.lock);
+	status.done = 1;
+	pthread_cond_signal(&status.cond);
+	pthread_mutex_unlock(&status.lock);
 	return NULL;
 }
 
@@ -469,7 +480,7 @@ status_start(const feeder_config *cfg)
 	pthread_condattr_t attr;
 	time_t		now = time(NULL);
 
-	status.cfg = cfg;
+	status.interval_s = cfg->status_interval_s;
 	if (gethostname(status.host, sizeof(status.host)) != 0)
 		snprintf(status.host, sizeof(status.host), "unknown");
 	status.host[sizeof(status.host) - 1] = '\0';
@@ -479,6 +490,14 @@ status_start(const feeder_config *cfg)
 			 (int) getpid(), (long long) now);
 	if (cfg->status_interval_s <= 0)
 		return 0;
+	status.dsn = strdup(cfg->dsn);
+	status.group = strdup(cfg->group);
+	if (status.dsn == NULL || status.group == NULL)
+	{
+		log_simple(LOG_WARNING, "status_thread_failed",
+				   "out of memory; the feeder runs without reporting itself");
+		return -1;
+	}
 	snprintf(status.interval, sizeof(status.interval), "%d seconds", cfg->status_interval_s);
 	snprintf(status.snap.state, sizeof(status.snap.state), "starting");
 	status.dirty = 1;
@@ -507,22 +526,43 @@ status_start(const feeder_config *cfg)
 /*
  * status_stop
  *		The orderly exit: the reporter sends "stopped" and ends.  Waits for
- *		that one report (bounded by its connection's timeouts).
+ *		that one report at most STATUS_STOP_WAIT_S seconds: a database that
+ *		is down must not hold up the exit (the thread is then left to the
+ *		process's end; it uses only its own copies).
  */
 void
 status_stop(int clean)
 {
+	struct timespec until;
+	int			done;
+
 	(void) clean;
 	if (!status.running)
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += STATUS_STOP_WAIT_S;
 	pthread_mutex_lock(&status.lock);
 	status.stop = 1;
-	pthread_cond_signal(&status.cond);
+	pthread_cond_broadcast(&status.cond);
+	while (!status.done)
+		if (pthread_cond_timedwait(&status.cond, &status.lock, &until) == ETIMEDOUT)
+			break;
+	done = status.done;
 	pthread_mutex_unlock(&status.lock);
-	pthread_join(status.thread, NULL);
 	status.running = 0;
+	if (!done)
+	{
+		log_simple(LOG_WARNING, "status_report_abandoned",
+				   "the last status report (stopped) did not finish in time; exiting without it");
+		pthread_detach(status.thread);
+		return;
+	}
+	pthread_join(status.thread, NULL);
 	status_free(&status.snap);
 	status.snap.topics = status.snap.partitions = status.snap.watermarks = NULL;
+	free(status.dsn);
+	free(status.group);
+	status.dsn = status.group = NULL;
 }
 
 /*
