@@ -49,6 +49,44 @@ batch_free(batch *b, batch_release_fn release)
 	free(b->msgs);
 	b->msgs = NULL;
 	b->max_size = 0;
+	free(b->watermarks);
+	b->watermarks = NULL;
+	b->watermarks_cap = 0;
+}
+
+/*
+ * batch_note_watermark
+ *		Record a partition's high watermark for the batch (replacing the one
+ *		noted before for it); on out of memory the partition is left out:
+ *		the watermark is for the lag views only.
+ */
+void
+batch_note_watermark(batch *b, const char *topic, int32_t partition, int64_t high)
+{
+	int			i;
+
+	for (i = 0; i < b->nwatermarks; i++)
+		if (b->watermarks[i].partition == partition &&
+			strcmp(b->watermarks[i].topic, topic) == 0)
+		{
+			b->watermarks[i].topic = topic;
+			b->watermarks[i].high = high;
+			return;
+		}
+	if (b->nwatermarks == b->watermarks_cap)
+	{
+		int			cap = b->watermarks_cap ? 2 * b->watermarks_cap : 8;
+		batch_watermark *w = realloc(b->watermarks, sizeof(batch_watermark) * (size_t) cap);
+
+		if (w == NULL)
+			return;
+		b->watermarks = w;
+		b->watermarks_cap = cap;
+	}
+	b->watermarks[b->nwatermarks].topic = topic;
+	b->watermarks[b->nwatermarks].partition = partition;
+	b->watermarks[b->nwatermarks].high = high;
+	b->nwatermarks++;
 }
 
 /*
@@ -116,6 +154,7 @@ batch_clear(batch *b, batch_release_fn release)
 	b->bytes = 0;
 	b->closed = 0;
 	b->first_ms = -1;
+	b->nwatermarks = 0;
 }
 
 /*

@@ -39,6 +39,17 @@ typedef struct batch_msg
 
 typedef void (*batch_release_fn) (void *handle);
 
+/*
+ * A partition of the batch and its high watermark as the consumer cached it
+ * (-1: not known), recorded with its position in the batch's transaction.
+ */
+typedef struct batch_watermark
+{
+	const char *topic;			/* valid while the batch's messages live */
+	int32_t		partition;
+	int64_t		high;
+} batch_watermark;
+
 typedef struct batch
 {
 	batch_msg  *msgs;
@@ -50,6 +61,9 @@ typedef struct batch
 	int			closed;			/* the next message did not fit: deliver now */
 	int			wait_ms;
 	int64_t		first_ms;		/* clock at the first message, -1 if empty */
+	batch_watermark *watermarks;	/* its partitions' (batch_note_watermark) */
+	int			nwatermarks;
+	int			watermarks_cap;
 } batch;
 
 /* FIFO of messages consumed for a lane but not yet in its batch. */
@@ -69,6 +83,8 @@ extern int	batch_sends_value(const char *envelope, const char *event_type,
 							  const batch_msg *m);
 extern void batch_free(batch *b, batch_release_fn release);
 extern void batch_add(batch *b, const batch_msg *m, int64_t now_ms);
+extern void batch_note_watermark(batch *b, const char *topic, int32_t partition,
+								 int64_t high);
 extern int	batch_full(const batch *b);
 extern int	batch_expired(const batch *b, int64_t now_ms);
 extern int	batch_db_count(const batch *b);

@@ -91,6 +91,7 @@ static const struct
 	{"schema-registry-credentials", OPT_SCHEMA_REGISTRY_CREDENTIALS},
 	{"schema-registry-ca", OPT_SCHEMA_REGISTRY_CA},
 	{"schema-registry-timeout-ms", OPT_SCHEMA_REGISTRY_TIMEOUT_MS},
+	{"status-interval", OPT_STATUS_INTERVAL},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -423,6 +424,12 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 									"%s: expected seconds from 1 to 86400, got \"%s\"",
 									where, value);
 			break;
+		case OPT_STATUS_INTERVAL:
+			if (config_parse_int(value, 0, 3600, &cfg->status_interval_s) != 0)
+				return config_error(err, errlen,
+									"%s: expected seconds from 0 (off) to 3600, got \"%s\"",
+									where, value);
+			break;
 		case OPT_ENVELOPE:
 			if (strcmp(value, "plain") != 0 && strcmp(value, "debezium") != 0 &&
 				strcmp(value, "cloudevents") != 0)
@@ -692,6 +699,7 @@ config_apply_env(feeder_config *cfg, char *err, size_t errlen)
 		{CONFIG_ENV_SCHEMA_REGISTRY, OPT_SCHEMA_REGISTRY},
 		{CONFIG_ENV_SCHEMA_REGISTRY_CREDENTIALS, OPT_SCHEMA_REGISTRY_CREDENTIALS},
 		{CONFIG_ENV_SCHEMA_REGISTRY_CA, OPT_SCHEMA_REGISTRY_CA},
+		{CONFIG_ENV_STATUS_INTERVAL, OPT_STATUS_INTERVAL},
 	};
 	size_t		i;
 
@@ -796,6 +804,7 @@ config_defaults(feeder_config *cfg)
 	cfg->lock_timeout_ms = CONFIG_DEFAULT_LOCK_TIMEOUT;
 	cfg->stall_timeout_s = CONFIG_DEFAULT_STALL_TIMEOUT;
 	cfg->schema_registry_timeout_ms = CONFIG_DEFAULT_SCHEMA_REGISTRY_TIMEOUT;
+	cfg->status_interval_s = CONFIG_DEFAULT_STATUS_INTERVAL;
 }
 
 /*
@@ -836,6 +845,7 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"schema-registry-credentials", required_argument, NULL, OPT_SCHEMA_REGISTRY_CREDENTIALS},
 		{"schema-registry-ca", required_argument, NULL, OPT_SCHEMA_REGISTRY_CA},
 		{"schema-registry-timeout-ms", required_argument, NULL, OPT_SCHEMA_REGISTRY_TIMEOUT_MS},
+		{"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
 		{"batch-max-bytes", required_argument, NULL, OPT_BATCH_MAX_BYTES},
 		{CONFIG_ADOPT_COMMAND, no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
@@ -1012,6 +1022,10 @@ config_usage(FILE *out)
 		  "  --stall-timeout S       with --metrics-listen, /healthz turns 503 (stalled) when\n"
 		  "                          messages have waited S seconds and no batch committed\n"
 		  "                          (default 120)\n"
+		  "  --status-interval S     report this feeder's state, partitions and their high\n"
+		  "                          watermarks to received_orders.feeders at start, on\n"
+		  "                          every change and every S seconds; 0: off (default 10)\n"
+		  "                                                 [$FEEDER_STATUS_INTERVAL]\n"
 		  "  --envelope NAME         how the outbox relay wrapped each event: plain (the value\n"
 		  "                          is the event), debezium (Debezium's outbox router via\n"
 		  "                          JsonConverter) or cloudevents (binary or structured\n"

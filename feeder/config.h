@@ -59,6 +59,7 @@ typedef enum config_option
 	OPT_SCHEMA_REGISTRY_CREDENTIALS,
 	OPT_SCHEMA_REGISTRY_CA,
 	OPT_SCHEMA_REGISTRY_TIMEOUT_MS,
+	OPT_STATUS_INTERVAL,
 	OPT_COUNT
 } config_option;
 
@@ -91,6 +92,7 @@ typedef struct feeder_config
 	char	   *schema_registry_user_info;	/* USER:PASSWORD; never logged */
 	char	   *schema_registry_ca;	/* CA file for https; NULL: the system's */
 	int			schema_registry_timeout_ms;	/* one request's deadline */
+	int			status_interval_s;	/* report to received_orders.feeders; 0 off */
 	config_prop *props;			/* -F file properties first, then -X */
 	int			nprops;
 	char	   *config_file;
@@ -126,6 +128,7 @@ typedef enum config_result
 #define CONFIG_ENV_SCHEMA_REGISTRY	"FEEDER_SCHEMA_REGISTRY"
 #define CONFIG_ENV_SCHEMA_REGISTRY_CREDENTIALS	"FEEDER_SCHEMA_REGISTRY_CREDENTIALS"
 #define CONFIG_ENV_SCHEMA_REGISTRY_CA	"FEEDER_SCHEMA_REGISTRY_CA"
+#define CONFIG_ENV_STATUS_INTERVAL	"FEEDER_STATUS_INTERVAL"
 /* USER:PASSWORD itself, for those who keep secrets in the environment */
 #define CONFIG_ENV_SCHEMA_REGISTRY_USER_INFO	"FEEDER_SCHEMA_REGISTRY_USER_INFO"
 
@@ -148,6 +151,7 @@ typedef enum config_result
 #define CONFIG_DEFAULT_STALL_TIMEOUT	120
 #define CONFIG_DEFAULT_TYPE_HEADER	"eventType"
 #define CONFIG_DEFAULT_SCHEMA_REGISTRY_TIMEOUT	10000
+#define CONFIG_DEFAULT_STATUS_INTERVAL	10
 #define CONFIG_CLOUDEVENTS_TYPE_HEADER	"ce_type"
 
 extern config_result config_parse(feeder_config *cfg, int argc, char **argv,

@@ -6,7 +6,9 @@
  *
  * A batch is BEGIN; its statement_timeout and lock_timeout (set_config,
  * local to the transaction); EXECUTE of the statement prepared once per
- * connection; COMMIT, sent together in libpq's pipeline mode and followed by one sync
+ * connection; record_high_watermarks of the batch's partitions (1.2, when
+ * the role may: db_check_watermarks); COMMIT, sent together in libpq's
+ * pipeline mode and followed by one sync
  * point, so that a batch costs one round trip instead of three.  The
  * statement is the batch function of the feeder's consumer group, which
  * also records the group's positions in the same transaction.  The five
@@ -156,7 +158,13 @@ struct db_conn
 	int			cap;
 	PGresult   *last;			/* rows point into it */
 	feeder_stats *stats;
+	char	   *member_id;		/* the status report's; NULL: none */
+	int			watermarks;		/* the session may record_high_watermarks */
+	char	   *wm_text[3];		/* that statement's arrays, reused */
+	size_t		wm_cap[3];
 };
+
+static void db_check_watermarks(db_conn *db);
 
 /*
  * db_form_sql, db_form_types, db_form_nparams, db_form_signature
@@ -305,6 +313,20 @@ int
 db_connected(const db_conn *db)
 {
 	return db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK;
+}
+
+/*
+ * db_set_member
+ *		The member id the status report names this feeder by (status.c),
+ *		recorded with the high watermarks of each batch.  0, or -1 on out
+ *		of memory (then the watermarks are not recorded).
+ */
+int
+db_set_member(db_conn *db, const char *member_id)
+{
+	free(db->member_id);
+	db->member_id = member_id ? strdup(member_id) : NULL;
+	return member_id && db->member_id == NULL ? -1 : 0;
 }
 
 /*
@@ -653,6 +675,8 @@ db_connect(db_conn *db, db_error *err)
 		db_disconnect(db);
 		return err->cls;
 	}
+	if (!db->adopt)
+		db_check_watermarks(db);
 
 	if (!db->unprepared && !db->adopt)
 	{
@@ -885,13 +909,112 @@ typedef enum db_stage
 	DB_STAGE_BEGIN = 0,
 	DB_STAGE_SETTINGS,
 	DB_STAGE_EXECUTE,
+	DB_STAGE_WATERMARKS,		/* only when the session may and has some */
 	DB_STAGE_COMMIT,
 	DB_NSTAGES
 } db_stage;
 
 static const char *const db_stage_names[DB_NSTAGES] = {
-	"begin", "settings", "execute", "commit"
+	"begin", "settings", "execute", "watermarks", "commit"
 };
+
+/*
+ * The batch's partitions' high watermarks, recorded with their positions
+ * (extension 1.2, for the view consumer_lag): one more statement in the
+ * pipeline, no round trip more.  Sent only when the session's role may
+ * execute it (checked at connection: a missing grant or a 1.1 extension
+ * leaves it out, logged once, instead of failing batches).
+ */
+#define DB_WATERMARKS_SIGNATURE \
+	"received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])"
+#define DB_WATERMARKS_SQL \
+	"SELECT received_orders.record_high_watermarks($1, $2, $3::text[], $4::integer[], $5::bigint[])"
+#define DB_WATERMARKS_CHECK_SQL \
+	"SELECT pg_catalog.has_function_privilege(p, 'EXECUTE') " \
+	"FROM pg_catalog.to_regprocedure('" DB_WATERMARKS_SIGNATURE "') AS p WHERE p IS NOT NULL"
+
+/*
+ * db_check_watermarks
+ *		Whether this session's role may record the batches' high watermarks
+ *		(a new session: the grant or the extension may have changed); logged
+ *		when not, on the first session only.
+ */
+static void
+db_check_watermarks(db_conn *db)
+{
+	PGresult   *res = PQexec(db->conn, DB_WATERMARKS_CHECK_SQL);
+
+	db->watermarks = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+		strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (!db->watermarks && db->sessions == 0 && db->index == 0)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_WARNING, "high_watermarks_off");
+		log_kv_str(&line, "function", DB_WATERMARKS_SIGNATURE);
+		log_kv_str(&line, "reason", "the role may not execute it (or the extension is older than 1.2): batches do not record their partitions' high watermarks; consumer_lag takes them from the members' reports only");
+		log_end(&line);
+	}
+}
+
+/*
+ * db_watermark_arrays
+ *		The text[] literals of the batch's partitions and high watermarks
+ *		(NULL where unknown) in db->wm_text.  0, or -1 on out of memory.
+ */
+static int
+db_watermark_arrays(db_conn *db, const batch *b)
+{
+	size_t		need[3] = {3, 3 + (size_t) b->nwatermarks * 12, 3 + (size_t) b->nwatermarks * 22};
+	char	   *p[3];
+	int			i,
+				k;
+
+	for (i = 0; i < b->nwatermarks; i++)
+		need[0] += 4 + 2 * strlen(b->watermarks[i].topic);
+	for (k = 0; k < 3; k++)
+	{
+		if (db->wm_cap[k] < need[k])
+		{
+			char	   *t = realloc(db->wm_text[k], need[k]);
+
+			if (t == NULL)
+				return -1;
+			db->wm_text[k] = t;
+			db->wm_cap[k] = need[k];
+		}
+		p[k] = db->wm_text[k];
+		*p[k]++ = '{';
+	}
+	for (i = 0; i < b->nwatermarks; i++)
+	{
+		const char *c;
+
+		if (i > 0)
+			for (k = 0; k < 3; k++)
+				*p[k]++ = ',';
+		*p[0]++ = '"';
+		for (c = b->watermarks[i].topic; *c; c++)
+		{
+			if (*c == '"' || *c == '\\')
+				*p[0]++ = '\\';
+			*p[0]++ = *c;
+		}
+		*p[0]++ = '"';
+		p[1] += sprintf(p[1], "%d", (int) b->watermarks[i].partition);
+		if (b->watermarks[i].high >= 0)
+			p[2] += sprintf(p[2], "%lld", (long long) b->watermarks[i].high);
+		else
+			p[2] += sprintf(p[2], "NULL");
+	}
+	for (k = 0; k < 3; k++)
+	{
+		*p[k]++ = '}';
+		*p[k] = '\0';
+	}
+	return 0;
+}
 
 #define DB_SETTINGS_SQL \
 	"SELECT pg_catalog.set_config('statement_timeout', $1, true)," \
@@ -968,7 +1091,7 @@ db_go_unprepared(db_conn *db, db_error *err)
  */
 static int
 db_send_pipeline(db_conn *db, const char *const *params, const int *lengths,
-				 const int *formats, db_stage *stage)
+				 const int *formats, const char *const *watermarks, db_stage *stage)
 {
 	const char *settings[2] = {db->batch_statement_timeout, db->batch_lock_timeout};
 
@@ -986,6 +1109,10 @@ db_send_pipeline(db_conn *db, const char *const *params, const int *lengths,
 		!PQsendQueryPrepared(db->conn, db->stmt_name, db_form_nparams(db),
 							 params, lengths, formats, 0))
 		return -1;
+	*stage = DB_STAGE_WATERMARKS;
+	if (watermarks &&
+		!PQsendQueryParams(db->conn, DB_WATERMARKS_SQL, 5, NULL, watermarks, NULL, NULL, 0))
+		return -1;
 	*stage = DB_STAGE_COMMIT;
 	if (!PQsendQueryParams(db->conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) ||
 		!PQpipelineSync(db->conn))
@@ -1002,13 +1129,15 @@ db_send_pipeline(db_conn *db, const char *const *params, const int *lengths,
  *		or the exchange went out of step (the caller drops it).
  */
 static int
-db_read_pipeline(db_conn *db, PGresult *results[DB_NSTAGES])
+db_read_pipeline(db_conn *db, PGresult *results[DB_NSTAGES], int with_watermarks)
 {
 	PGresult   *res;
 	int			i;
 
 	for (i = 0; i < DB_NSTAGES; i++)
 	{
+		if (i == DB_STAGE_WATERMARKS && !with_watermarks)
+			continue;
 		results[i] = PQgetResult(db->conn);
 		if (results[i] == NULL || PQstatus(db->conn) != CONNECTION_OK)
 			return -1;
@@ -1058,7 +1187,8 @@ db_commit_unknown(db_error *err)
  *		the COMMIT's own answer is known.
  */
 static db_error_class
-db_pipeline_outcome(db_conn *db, PGresult *results[DB_NSTAGES], db_error *err)
+db_pipeline_outcome(db_conn *db, PGresult *results[DB_NSTAGES], int with_watermarks,
+					db_error *err)
 {
 	PGresult   *commit = results[DB_STAGE_COMMIT];
 	int			i;
@@ -1066,11 +1196,14 @@ db_pipeline_outcome(db_conn *db, PGresult *results[DB_NSTAGES], db_error *err)
 	for (i = 0; i < DB_NSTAGES; i++)
 	{
 		PGresult   *res = results[i];
+
+		if (i == DB_STAGE_WATERMARKS && !with_watermarks)
+			continue;
 		ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 		const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
-		if (st == (i == DB_STAGE_EXECUTE || i == DB_STAGE_SETTINGS ?
-				   PGRES_TUPLES_OK : PGRES_COMMAND_OK))
+		if (st == (i == DB_STAGE_EXECUTE || i == DB_STAGE_SETTINGS ||
+				   i == DB_STAGE_WATERMARKS ? PGRES_TUPLES_OK : PGRES_COMMAND_OK))
 		{
 			if (i != DB_STAGE_COMMIT || strcmp(PQcmdStatus(res), "COMMIT") == 0)
 				continue;
@@ -1124,6 +1257,8 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	int			lengths[DB_FRAMED_NPARAMS];
 	const int	formats[DB_FRAMED_NPARAMS] = {0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1};
 	PGresult   *results[DB_NSTAGES] = {NULL};
+	const char *watermarks[5];
+	int			with_watermarks = 0;
 	db_stage	stage;
 	db_error_class cls;
 	int			read_ok;
@@ -1190,7 +1325,18 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		lengths[11 + i] = (int) db->arrays[DB_OUTBOX_NARRAYS + i].len;
 	}
 
-	if (db_send_pipeline(db, params, lengths, formats, &stage) != 0)
+	if (db->watermarks && db->member_id && b->nwatermarks > 0 &&
+		db_watermark_arrays(db, b) == 0)
+	{
+		watermarks[0] = db->group;
+		watermarks[1] = db->member_id;
+		watermarks[2] = db->wm_text[0];
+		watermarks[3] = db->wm_text[1];
+		watermarks[4] = db->wm_text[2];
+		with_watermarks = 1;
+	}
+	if (db_send_pipeline(db, params, lengths, formats,
+						 with_watermarks ? watermarks : NULL, &stage) != 0)
 	{
 		cls = db_fill_error(db->conn, NULL, db_stage_names[stage], err);
 		if (stage == DB_STAGE_COMMIT && err->sqlstate[0] == '\0')
@@ -1199,8 +1345,8 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		return cls;
 	}
 
-	read_ok = db_read_pipeline(db, results) == 0;
-	cls = db_pipeline_outcome(db, results, err);
+	read_ok = db_read_pipeline(db, results, with_watermarks) == 0;
+	cls = db_pipeline_outcome(db, results, with_watermarks, err);
 	if (cls == DB_ERR_NONE && atomic_load(&db->cancel_requested))
 	{
 		/*
@@ -1246,6 +1392,7 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 
 	PQclear(results[DB_STAGE_BEGIN]);
 	PQclear(results[DB_STAGE_SETTINGS]);
+	PQclear(results[DB_STAGE_WATERMARKS]);
 	PQclear(results[DB_STAGE_COMMIT]);
 	db->last = results[DB_STAGE_EXECUTE];
 	*rows = db->rows;
@@ -1500,5 +1647,8 @@ db_free(db_conn *db)
 	free(db->db_to_msg);
 	free(db->rows);
 	free(db->dsn);
+	free(db->member_id);
+	for (i = 0; i < 3; i++)
+		free(db->wm_text[i]);
 	free(db);
 }

@@ -64,6 +64,7 @@ extern int	db_set_outbox(db_conn *db, const char *envelope, const char *event_ty
 						  const char *type_header);
 
 extern void db_set_index(db_conn *db, int index);
+extern int	db_set_member(db_conn *db, const char *member_id);
 extern int	db_set_schema_registry(db_conn *db, registry *r);
 extern void db_set_timeouts(db_conn *db, int statement_timeout_ms, int lock_timeout_ms);
 extern int	db_connected(const db_conn *db);

@@ -345,6 +345,27 @@ deliver_deadline_ms(const feeder_app *app)
 }
 
 /*
+ * deliver_note_watermarks
+ *		The high watermarks librdkafka cached of the batch's partitions, for
+ *		the batch's transaction to record with their positions (consumer_lag);
+ *		noted afresh at every attempt, as the partitions may have changed.
+ */
+static void
+deliver_note_watermarks(feeder_app *app, lane *l)
+{
+	batch	   *b = &l->batch;
+	int			i;
+
+	b->nwatermarks = 0;
+	for (i = 0; i < b->count; i++)
+		if (i == 0 || b->msgs[i].partition != b->msgs[i - 1].partition ||
+			strcmp(b->msgs[i].topic, b->msgs[i - 1].topic) != 0)
+			batch_note_watermark(b, b->msgs[i].topic, b->msgs[i].partition,
+								 kafka_cached_high_watermark(app->kc, b->msgs[i].topic,
+															 b->msgs[i].partition));
+}
+
+/*
  * deliver_start
  *		Send the lane's batch (new, or due for its retry).  A new database
  *		session may have lost commits: its positions are checked before
@@ -374,6 +395,7 @@ deliver_start(feeder_app *app, lane *l)
 		if (l->batch.count == 0)
 			return;
 	}
+	deliver_note_watermarks(app, l);
 	l->started = deliver_seconds();
 	lane_submit(l, loop_now_ms() + deliver_deadline_ms(app));
 }

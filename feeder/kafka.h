@@ -44,6 +44,7 @@ typedef struct kafka_partition_lag
 	const char *topic;			/* owned by the consumer */
 	int32_t		partition;
 	int64_t		lag;			/* -1: not known yet */
+	int64_t		high_watermark; /* librdkafka's cached one; -1: not known */
 } kafka_partition_lag;
 
 /* The group's committed offset of one partition (kafka_read_committed). */
@@ -80,6 +81,8 @@ extern void kafka_commit_sync(kafka_consumer *kc, const char *why);
 extern int	kafka_commit_async(kafka_consumer *kc);
 extern int64_t kafka_lag(kafka_consumer *kc);
 extern int	kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out);
+extern int64_t kafka_cached_high_watermark(kafka_consumer *kc, const char *topic,
+										   int32_t partition);
 extern int	kafka_up(const kafka_consumer *kc);
 extern int	kafka_fatal(const kafka_consumer *kc);
 extern void kafka_close(kafka_consumer *kc);

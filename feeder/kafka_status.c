@@ -166,7 +166,8 @@ kafka_lag(kafka_consumer *kc)
 
 /*
  * kafka_partition_lags
- *		One entry per assigned partition (lag -1 when unknown) in *out, a
+ *		One entry per assigned partition (lag -1 when unknown, with its
+ *		high watermark as librdkafka cached it, or as last asked) in *out, a
  *		malloc'ed array the caller frees; topic names point into the
  *		consumer and live as long as it does.  Returns the count, -1 on out
  *		of memory.
@@ -175,6 +176,7 @@ int
 kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out)
 {
 	kafka_partition_lag *lags;
+	int64_t		lo;
 	int			i,
 				n = 0;
 
@@ -190,10 +192,31 @@ kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out)
 		lags[n].topic = kc->slots[i].topic;
 		lags[n].partition = kc->slots[i].partition;
 		lags[n].lag = kafka_slot_lag(kc, &kc->slots[i]);
+		if (rd_kafka_get_watermark_offsets(kc->rk, lags[n].topic, lags[n].partition,
+										   &lo, &lags[n].high_watermark) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+			lags[n].high_watermark < 0)
+			lags[n].high_watermark = kc->slots[i].asked_hi >= 0 ? kc->slots[i].asked_hi : -1;
 		n++;
 	}
 	*out = lags;
 	return n;
+}
+
+/*
+ * kafka_cached_high_watermark
+ *		A partition's high watermark as librdkafka last saw it in a fetch
+ *		(no request to the brokers); -1 when not known.
+ */
+int64_t
+kafka_cached_high_watermark(kafka_consumer *kc, const char *topic, int32_t partition)
+{
+	int64_t		lo,
+				hi;
+
+	if (rd_kafka_get_watermark_offsets(kc->rk, topic, partition, &lo, &hi) !=
+		RD_KAFKA_RESP_ERR_NO_ERROR || hi < 0)
+		return -1;
+	return hi;
 }
 
 /*

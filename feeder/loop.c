@@ -43,6 +43,7 @@
 #include "feeder.h"
 #include "log.h"
 #include "metrics.h"
+#include "status.h"
 
 /* How often the metrics refresh the lag and the stall. */
 #define LOOP_METRICS_INTERVAL_MS 1000
@@ -347,7 +348,10 @@ loop_watch_stall(feeder_app *app, const kafka_partition_lag *lags, int n, int64_
 /*
  * loop_metrics
  *		Publish the counters, lifecycle and Kafka state at every tick, the
- *		per-partition lag and the stall once a second.  Only what the loop
+ *		per-partition lag and the stall once a second, when the state and
+ *		partitions are also handed to the status reporter (status.c); run
+ *		with --metrics-listen or the status report (--status-interval,
+ *		on by default), whose state is /healthz's verdict.  Only what the loop
  *		keeps is published here: the sessions are watched by loop_tick
  *		whether or not metrics are served (database_up follows what
  *		loop_watch_sessions, loop_reconnect_lost and the deliveries find).
@@ -370,8 +374,13 @@ loop_metrics(feeder_app *app, int64_t now)
 
 		if (n >= 0)
 		{
+			char		reason[512];
+			int			healthy;
+
 			metrics_set_partitions(lags, n);
 			loop_watch_stall(app, lags, n, now);
+			healthy = metrics_health(reason, sizeof(reason));
+			status_update(healthy, reason, lags, n);
 			free(lags);
 		}
 	}
@@ -652,7 +661,7 @@ loop_tick(feeder_app *app)
 	loop_reconnect_lost(app, now);
 	loop_check_positions(app, now);
 	loop_open_lanes(app, now);
-	if (metrics_enabled())
+	if (metrics_enabled() || status_enabled())
 		loop_metrics(app, now);
 	if (app->cfg->stats_interval_s <= 0)
 		return;

@@ -33,6 +33,7 @@
 #include "feeder.h"
 #include "log.h"
 #include "metrics.h"
+#include "status.h"
 
 /* The Schema Registry: schemas kept by id (or GUID). */
 #define FEEDER_REGISTRY_MAX_SCHEMAS 1000
@@ -424,6 +425,9 @@ main(int argc, char **argv)
 			return FEEDER_EXIT_RUNTIME;
 		}
 
+	status_start(&cfg);
+	for (i = 0; i < app.nlanes; i++)
+		db_set_member(app.lanes[i].db, status_member_id());
 	rc = loop_run(&app);
 	metrics_set_phase(METRICS_STOPPING);
 	if (feeder_stop)
@@ -450,6 +454,8 @@ main(int argc, char **argv)
 	/* messages must go before the client that owns them */
 	feeder_free_lanes(&app);
 	kafka_close(app.kc);
+	/* the group is left: the member's last report says "stopped" */
+	status_stop(rc == FEEDER_EXIT_OK);
 	app.stats.lag = -1;
 	metrics_publish(&app.stats);
 	metrics_stop();

@@ -407,3 +407,312 @@ REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], tex
 COMMENT ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[]) IS
 	'Materialize a batch of Schema Registry framed messages as the outbox form does: each element''s event is its decoded_values element (an Avro value the feeder decoded), or its value after the 5-byte frame (a JSON Schema value); one with a decode_errors element is rejected with that reason; the quarantine keeps the framed bytes and their value_schema_id';
 -- end of section: Schema Registry values -----------------------------------
+
+-- ---------------------------------------------------------------------------
+-- Status from SQL (issue 25): which feeders run, how far behind each
+-- partition is, and what the quarantine holds, readable in psql.
+--
+-- Each feeder reports itself (report_feeder) from its own session and its
+-- own short transaction, never inside a batch's: one row per member in
+-- received_orders_feeders, with its state as /healthz knows it, its
+-- assigned partitions and their high watermarks as librdkafka last saw
+-- them.  The batch's own transaction records the high watermark with each
+-- position (record_high_watermarks, one extra statement before COMMIT), so
+-- that lag = high watermark - position is the feeder's knowledge of it;
+-- the member's report keeps it current while batches cannot commit.
+--
+-- received_orders_feeders is runtime state, deliberately NOT marked with
+-- pg_extension_config_dump: its rows describe processes of the cluster
+-- they ran against.  Restored elsewhere they would name members that never
+-- connected to the restored database (every one unhealthy at once), and
+-- the running feeders write their rows again within one report interval.
+-- The new columns of received_orders_positions are dumped with it.
+--
+-- The views are for monitoring roles: pg_monitor gets USAGE on the schema
+-- and SELECT on the three views, not on the tables nor EXECUTE on anything.
+-- Grants for a feeder (1.2) to report itself and the high watermarks:
+--   GRANT EXECUTE ON FUNCTION
+--     received_orders.report_feeder(text, text, text, integer, text,
+--       timestamptz, text, text[], integer[], bigint[], text, timestamptz,
+--       interval, interval),
+--     received_orders.record_high_watermarks(text, text, text[], integer[],
+--       bigint[])
+--   TO feeder;
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE received_orders.received_orders_feeders (
+	consumer_group text NOT NULL,
+	member_id text NOT NULL,
+	host text,
+	pid integer,
+	version text,
+	started_at timestamptz,
+	last_seen timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	state text NOT NULL,
+	kafka_topics text[] NOT NULL DEFAULT '{}',
+	kafka_partitions integer[] NOT NULL DEFAULT '{}',
+	high_watermarks bigint[] NOT NULL DEFAULT '{}',
+	last_error text,
+	last_error_at timestamptz,
+	report_interval interval NOT NULL,
+	CONSTRAINT received_orders_feeders_pkey PRIMARY KEY (consumer_group, member_id),
+	CONSTRAINT received_orders_feeders_group_check
+		CHECK (consumer_group OPERATOR(pg_catalog.<>) ''),
+	CONSTRAINT received_orders_feeders_member_check
+		CHECK (member_id OPERATOR(pg_catalog.<>) ''),
+	CONSTRAINT received_orders_feeders_state_check
+		CHECK (state OPERATOR(pg_catalog.=) ANY (ARRAY['starting', 'running', 'paused: database',
+			'paused: registry', 'paused: kafka', 'stalled', 'stopping', 'stopped'])),
+	CONSTRAINT received_orders_feeders_partitions_check
+		CHECK (pg_catalog.cardinality(kafka_topics) OPERATOR(pg_catalog.=) pg_catalog.cardinality(kafka_partitions)
+		       AND pg_catalog.cardinality(kafka_topics) OPERATOR(pg_catalog.=) pg_catalog.cardinality(high_watermarks)),
+	CONSTRAINT received_orders_feeders_interval_check
+		CHECK (report_interval OPERATOR(pg_catalog.>) '0'::interval)
+);
+
+COMMENT ON TABLE received_orders.received_orders_feeders IS
+	'One row per feeder (member of a consumer group) as it last reported itself through report_feeder(); runtime state, not dumped; read it through the view feeders';
+COMMENT ON COLUMN received_orders.received_orders_feeders.member_id IS
+	'The feeder''s own id (host, pid and start time), stable for its life; not the Kafka member id, which changes at every rejoin';
+COMMENT ON COLUMN received_orders.received_orders_feeders.kafka_topics IS
+	'Topics of the partitions assigned to the member at its last report, element by element with kafka_partitions and high_watermarks';
+COMMENT ON COLUMN received_orders.received_orders_feeders.high_watermarks IS
+	'High watermark of each assigned partition as librdkafka last saw it (NULL element: not known yet)';
+
+REVOKE ALL ON received_orders.received_orders_feeders FROM PUBLIC;
+
+ALTER TABLE received_orders.received_orders_positions
+	ADD COLUMN high_watermark bigint,
+	ADD COLUMN high_watermark_at timestamptz,
+	ADD COLUMN member_id text;
+
+COMMENT ON COLUMN received_orders.received_orders_positions.high_watermark IS
+	'The partition''s high watermark as the feeder saw it when it last recorded it in a batch''s transaction (record_high_watermarks); NULL: never recorded';
+COMMENT ON COLUMN received_orders.received_orders_positions.high_watermark_at IS
+	'When high_watermark was recorded';
+COMMENT ON COLUMN received_orders.received_orders_positions.member_id IS
+	'The feeder (member_id of received_orders_feeders) that last recorded high_watermark, in the transaction of a batch of this partition';
+
+-- The feeder's report, in its own session and transaction: one row per
+-- member, inserted or replaced; the group must be the caller's (the rule of
+-- positions: check_consumer_group).  Housekeeping in the same call: the
+-- group's member rows not seen for keep_for are removed (none is removed
+-- with keep_for NULL).  Returns how many were removed.
+CREATE FUNCTION received_orders.report_feeder(
+	consumer_group text,
+	member_id text,
+	host text,
+	pid integer,
+	version text,
+	started_at timestamptz,
+	state text,
+	kafka_topics text[],
+	kafka_partitions integer[],
+	high_watermarks bigint[],
+	last_error text,
+	last_error_at timestamptz,
+	report_interval interval,
+	keep_for interval DEFAULT '7 days')
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	removed bigint;
+BEGIN
+	IF consumer_group IS NULL OR member_id IS NULL OR state IS NULL
+	   OR report_interval IS NULL THEN
+		RAISE EXCEPTION 'consumer_group, member_id, state and report_interval must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF pg_catalog.cardinality(coalesce(kafka_topics, '{}')) OPERATOR(pg_catalog.<>) pg_catalog.cardinality(coalesce(kafka_partitions, '{}'))
+	   OR pg_catalog.cardinality(coalesce(kafka_topics, '{}')) OPERATOR(pg_catalog.<>) pg_catalog.cardinality(coalesce(high_watermarks, '{}')) THEN
+		RAISE EXCEPTION 'kafka_topics, kafka_partitions and high_watermarks must have one element per partition'
+			USING ERRCODE = 'array_subscript_error';
+	END IF;
+	-- the group must be the caller's (see the consumer groups section)
+	PERFORM received_orders.check_consumer_group(report_feeder.consumer_group, NULL);
+
+	INSERT INTO received_orders.received_orders_feeders AS f
+		(consumer_group, member_id, host, pid, version, started_at, last_seen,
+		 state, kafka_topics, kafka_partitions, high_watermarks, last_error,
+		 last_error_at, report_interval)
+	VALUES (report_feeder.consumer_group, report_feeder.member_id, report_feeder.host,
+	        report_feeder.pid, report_feeder.version, report_feeder.started_at,
+	        pg_catalog.now(), report_feeder.state,
+	        coalesce(report_feeder.kafka_topics, '{}'), coalesce(report_feeder.kafka_partitions, '{}'),
+	        coalesce(report_feeder.high_watermarks, '{}'), report_feeder.last_error,
+	        report_feeder.last_error_at, report_feeder.report_interval)
+	ON CONFLICT ON CONSTRAINT received_orders_feeders_pkey DO UPDATE
+	SET host = EXCLUDED.host, pid = EXCLUDED.pid, version = EXCLUDED.version,
+	    started_at = EXCLUDED.started_at, last_seen = EXCLUDED.last_seen,
+	    state = EXCLUDED.state, kafka_topics = EXCLUDED.kafka_topics,
+	    kafka_partitions = EXCLUDED.kafka_partitions,
+	    high_watermarks = EXCLUDED.high_watermarks, last_error = EXCLUDED.last_error,
+	    last_error_at = EXCLUDED.last_error_at, report_interval = EXCLUDED.report_interval;
+
+	DELETE FROM received_orders.received_orders_feeders f
+	 WHERE f.consumer_group OPERATOR(pg_catalog.=) report_feeder.consumer_group
+	   AND f.last_seen OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) report_feeder.keep_for);
+	GET DIAGNOSTICS removed = ROW_COUNT;
+	RETURN removed;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.report_feeder(text, text, text, integer, text, timestamptz, text, text[], integer[], bigint[], text, timestamptz, interval, interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.report_feeder(text, text, text, integer, text, timestamptz, text, text[], integer[], bigint[], text, timestamptz, interval, interval) IS
+	'A feeder reports itself: its row in received_orders_feeders is inserted or replaced (the group must be the caller''s); the group''s member rows not seen for keep_for (7 days) are removed; returns how many were removed';
+
+-- In the batch's own transaction, after the batch function: the high
+-- watermarks the feeder saw of the batch's partitions, with its member id,
+-- on the positions the batch just wrote (their rows are already locked by
+-- the batch: no other wait).  Only existing positions are touched.
+-- Returns how many were updated.
+CREATE FUNCTION received_orders.record_high_watermarks(
+	consumer_group text,
+	member_id text,
+	kafka_topics text[],
+	kafka_partitions integer[],
+	high_watermarks bigint[])
+RETURNS integer
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	updated integer;
+BEGIN
+	IF consumer_group IS NULL THEN
+		RAISE EXCEPTION 'consumer_group must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF pg_catalog.cardinality(coalesce(kafka_topics, '{}')) OPERATOR(pg_catalog.<>) pg_catalog.cardinality(coalesce(kafka_partitions, '{}'))
+	   OR pg_catalog.cardinality(coalesce(kafka_topics, '{}')) OPERATOR(pg_catalog.<>) pg_catalog.cardinality(coalesce(high_watermarks, '{}')) THEN
+		RAISE EXCEPTION 'kafka_topics, kafka_partitions and high_watermarks must have one element per partition'
+			USING ERRCODE = 'array_subscript_error';
+	END IF;
+	PERFORM received_orders.check_consumer_group(record_high_watermarks.consumer_group, NULL);
+
+	UPDATE received_orders.received_orders_positions p
+	   SET high_watermark = t.high_watermark, high_watermark_at = pg_catalog.now(),
+	       member_id = record_high_watermarks.member_id
+	  FROM ROWS FROM (pg_catalog.unnest(record_high_watermarks.kafka_topics),
+	                  pg_catalog.unnest(record_high_watermarks.kafka_partitions),
+	                  pg_catalog.unnest(record_high_watermarks.high_watermarks))
+	       AS t (kafka_topic, kafka_partition, high_watermark)
+	 WHERE p.consumer_group OPERATOR(pg_catalog.=) record_high_watermarks.consumer_group
+	   AND p.kafka_topic OPERATOR(pg_catalog.=) t.kafka_topic
+	   AND p.kafka_partition OPERATOR(pg_catalog.=) t.kafka_partition
+	   AND t.high_watermark IS NOT NULL;
+	GET DIAGNOSTICS updated = ROW_COUNT;
+	RETURN updated;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.record_high_watermarks(text, text, text[], integer[], bigint[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.record_high_watermarks(text, text, text[], integer[], bigint[]) IS
+	'Record, in a batch''s transaction, the high watermarks a feeder saw of the partitions whose positions the batch wrote (the group must be the caller''s); returns how many positions were updated';
+
+-- One row per member; healthy: not stopped and reported within three of
+-- its report intervals.
+CREATE VIEW received_orders.feeders AS
+SELECT f.consumer_group, f.member_id, f.host, f.pid, f.version, f.started_at,
+       f.last_seen,
+       pg_catalog.date_trunc('second', pg_catalog.now() OPERATOR(pg_catalog.-) f.last_seen) AS last_seen_age,
+       f.state,
+       (f.state OPERATOR(pg_catalog.<>) 'stopped'
+        AND f.last_seen OPERATOR(pg_catalog.>) (pg_catalog.now()
+            OPERATOR(pg_catalog.-) (f.report_interval OPERATOR(pg_catalog.*) 3::double precision))) AS healthy,
+       pg_catalog.cardinality(f.kafka_partitions) AS assigned_partitions,
+       (SELECT pg_catalog.array_agg(t.kafka_topic OPERATOR(pg_catalog.||) ' ['
+                OPERATOR(pg_catalog.||) t.kafka_partition::text OPERATOR(pg_catalog.||) ']'
+                ORDER BY t.kafka_topic, t.kafka_partition)
+          FROM ROWS FROM (pg_catalog.unnest(f.kafka_topics), pg_catalog.unnest(f.kafka_partitions))
+               AS t (kafka_topic, kafka_partition)) AS partitions,
+       f.last_error, f.last_error_at, f.report_interval
+  FROM received_orders.received_orders_feeders f;
+
+COMMENT ON VIEW received_orders.feeders IS
+	'Every feeder as it last reported itself: state, age of its last report, healthy (not stopped, reported within three report intervals), its partitions and last error';
+
+-- One row per partition a group has a position of or a member reports as
+-- assigned.  owner: the healthy member whose latest report lists the
+-- partition (a member that lost it lists it no more; a killed one stops
+-- being healthy after three intervals).  high_watermark: the greater of the
+-- one recorded with the position (by the last batch) and the owner's
+-- report, which stays current while batches cannot commit.
+CREATE VIEW received_orders.consumer_lag AS
+WITH reported AS (
+	SELECT f.consumer_group, t.kafka_topic, t.kafka_partition, t.high_watermark,
+	       f.member_id, f.last_seen
+	  FROM received_orders.received_orders_feeders f
+	 CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(f.kafka_topics),
+	                               pg_catalog.unnest(f.kafka_partitions),
+	                               pg_catalog.unnest(f.high_watermarks))
+	       AS t (kafka_topic, kafka_partition, high_watermark)
+	 WHERE f.state OPERATOR(pg_catalog.<>) 'stopped'
+	   AND f.last_seen OPERATOR(pg_catalog.>) (pg_catalog.now()
+	       OPERATOR(pg_catalog.-) (f.report_interval OPERATOR(pg_catalog.*) 3::double precision))
+), owners AS (
+	SELECT DISTINCT ON (r.consumer_group, r.kafka_topic, r.kafka_partition)
+	       r.consumer_group, r.kafka_topic, r.kafka_partition, r.high_watermark,
+	       r.member_id, r.last_seen
+	  FROM reported r
+	 ORDER BY r.consumer_group, r.kafka_topic, r.kafka_partition, r.last_seen DESC, r.member_id
+), joined AS (
+	SELECT coalesce(p.consumer_group, o.consumer_group) AS consumer_group,
+	       coalesce(p.kafka_topic, o.kafka_topic) AS kafka_topic,
+	       coalesce(p.kafka_partition, o.kafka_partition) AS kafka_partition,
+	       p.next_offset,
+	       pg_catalog.int8larger(coalesce(p.high_watermark, o.high_watermark),
+	                              coalesce(o.high_watermark, p.high_watermark)) AS high_watermark,
+	       p.updated_at, p.member_id AS written_by, o.member_id AS owner,
+	       o.last_seen AS owner_last_seen
+	  FROM received_orders.received_orders_positions p
+	  FULL JOIN owners o
+	    ON o.consumer_group OPERATOR(pg_catalog.=) p.consumer_group
+	   AND o.kafka_topic OPERATOR(pg_catalog.=) p.kafka_topic
+	   AND o.kafka_partition OPERATOR(pg_catalog.=) p.kafka_partition
+)
+SELECT j.consumer_group, j.kafka_topic, j.kafka_partition,
+       j.next_offset AS "position", j.high_watermark,
+       pg_catalog.int8larger(j.high_watermark OPERATOR(pg_catalog.-) j.next_offset, 0) AS lag,
+       j.updated_at AS last_batch_at, j.written_by, j.owner, j.owner_last_seen
+  FROM joined j;
+
+COMMENT ON VIEW received_orders.consumer_lag IS
+	'Per consumer group and partition: position (next offset to read), high watermark as the feeders last saw it, lag, when the last batch moved the position, the member that recorded it, and the healthy member that owns the partition now';
+
+-- The quarantine by outcome, SQLSTATE and kind of reason: a reason names
+-- its message's particulars (an order id, the references, a token, a size),
+-- so the summary groups them with each UUID shown as <uuid>, each quoted
+-- string as "..." and each number as N, and keeps one reason whole as its
+-- example (the newest).  Replays are not counted: replay_quarantined
+-- removes the row it materializes and nothing records that it did, so what
+-- is left is what still waits for a repair.
+CREATE VIEW received_orders.quarantine_summary AS
+SELECT q.outcome, q.sqlstate, k.reason, pg_catalog.count(*) AS messages,
+       pg_catalog.count(DISTINCT q.kafka_topic) AS topics,
+       pg_catalog.min(q.quarantined_at) AS oldest,
+       pg_catalog.max(q.quarantined_at) AS newest,
+       (pg_catalog.array_agg(q.reason ORDER BY q.quarantined_at DESC, q.id DESC))[1] AS example
+  FROM received_orders.received_orders_quarantine q
+ CROSS JOIN LATERAL (
+	SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(pg_catalog.regexp_replace(q.reason,
+	           '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}', '<uuid>', 'g'),
+	           '"([^"\\]|\\.)*"', '"..."', 'g'),
+	           '[0-9]+', 'N', 'g') AS reason) k
+ GROUP BY q.outcome, q.sqlstate, k.reason;
+
+COMMENT ON VIEW received_orders.quarantine_summary IS
+	'Quarantined messages counted by outcome, SQLSTATE and kind of reason (UUIDs, quoted strings and numbers masked), with the oldest, the newest and one whole reason as example; replayed messages are removed from the quarantine and not counted (nothing records a replay)';
+
+REVOKE ALL ON received_orders.feeders, received_orders.consumer_lag,
+	received_orders.quarantine_summary FROM PUBLIC;
+GRANT USAGE ON SCHEMA received_orders TO pg_monitor;
+GRANT SELECT ON received_orders.feeders, received_orders.consumer_lag,
+	received_orders.quarantine_summary TO pg_monitor;
+-- end of section: status from SQL ------------------------------------------

@@ -622,11 +622,44 @@ test_cloudevents_cases(void **state)
 	assert_true(cases >= 10);
 }
 
+/*
+ * The batch's partitions' high watermarks (issue 25): one entry per
+ * partition, a later note replacing an earlier one; cleared with the batch.
+ */
+static void
+test_note_watermark(void **state)
+{
+	batch		b;
+	int			i;
+
+	(void) state;
+	batch_init(&b, 4, 0);
+	batch_note_watermark(&b, "orders", 0, 10);
+	batch_note_watermark(&b, "orders", 1, -1);
+	batch_note_watermark(&b, "refunds", 0, 7);
+	batch_note_watermark(&b, "orders", 0, 12);
+	assert_int_equal(b.nwatermarks, 3);
+	assert_string_equal(b.watermarks[0].topic, "orders");
+	assert_int_equal(b.watermarks[0].partition, 0);
+	assert_int_equal(b.watermarks[0].high, 12);
+	assert_int_equal(b.watermarks[1].high, -1);
+	assert_string_equal(b.watermarks[2].topic, "refunds");
+	for (i = 0; i < 20; i++)
+		batch_note_watermark(&b, "many", i, i);
+	assert_int_equal(b.nwatermarks, 23);
+	assert_int_equal(b.watermarks[22].high, 19);
+	batch_clear(&b, NULL);
+	assert_int_equal(b.nwatermarks, 0);
+	batch_free(&b, NULL);
+	assert_null(b.watermarks);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_size_limit, reset),
+		cmocka_unit_test_setup(test_note_watermark, reset),
 		cmocka_unit_test_setup(test_byte_limit, reset),
 		cmocka_unit_test_setup(test_time_limit, reset),
 		cmocka_unit_test_setup(test_send_what_is_held, reset),

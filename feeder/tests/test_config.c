@@ -45,6 +45,7 @@ clear_env(void **state)
 	unsetenv("FEEDER_SCHEMA_REGISTRY_CREDENTIALS");
 	unsetenv("FEEDER_SCHEMA_REGISTRY_CA");
 	unsetenv("FEEDER_SCHEMA_REGISTRY_USER_INFO");
+	unsetenv("FEEDER_STATUS_INTERVAL");
 	return 0;
 }
 
@@ -805,6 +806,46 @@ test_schema_registry_options(void **state)
 	unlink(path);
 }
 
+/*
+ * test_status_interval
+ *		--status-interval: 10 by default; flag, -F key and FEEDER_STATUS_INTERVAL
+ *		(the flag wins); 0 turns the report off; beyond 3600 is refused.
+ */
+static void
+test_status_interval(void **state)
+{
+	feeder_config cfg;
+	char		err[512];
+	char	   *path;
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_int_equal(cfg.status_interval_s, 10);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--status-interval", "0"), CONFIG_OK);
+	assert_int_equal(cfg.status_interval_s, 0);
+	config_free(&cfg);
+	path = write_file("status-interval=3\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path), CONFIG_OK);
+	assert_int_equal(cfg.status_interval_s, 3);
+	config_free(&cfg);
+	unlink(path);
+	setenv("FEEDER_STATUS_INTERVAL", "5", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_int_equal(cfg.status_interval_s, 5);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--status-interval", "1"), CONFIG_OK);
+	assert_int_equal(cfg.status_interval_s, 1);
+	config_free(&cfg);
+	clear_env(NULL);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--status-interval", "3601"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "expected seconds from 0 (off) to 3600"));
+	config_free(&cfg);
+}
+
 int
 main(void)
 {
@@ -827,6 +868,7 @@ main(void)
 		cmocka_unit_test_setup(test_accept_position_loss, clear_env),
 		cmocka_unit_test_setup(test_adopt_kafka_offsets, clear_env),
 		cmocka_unit_test_setup(test_batch_timeouts, clear_env),
+		cmocka_unit_test_setup(test_status_interval, clear_env),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

@@ -164,7 +164,7 @@ static void
 test_partitions(void **state)
 {
 	kafka_partition_lag lags[] = {
-		{"orders", 0, 5}, {"orders", 1, -1}, {"we\"ird\\to\npic", 2, 0},
+		{"orders", 0, 5, 10}, {"orders", 1, -1, -1}, {"we\"ird\\to\npic", 2, 0, 7},
 	};
 	char	   *text;
 

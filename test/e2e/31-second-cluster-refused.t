@@ -80,13 +80,13 @@ is "$(cat "$E2E_TMP/rows.first")" 100 "100 orders stored"
 
 # --- another role, same grants, same group: refused
 psql -X -q -v ON_ERROR_STOP=1 -d "$E2E_DB" -v role="${E2E_ROLE}_other" -v pw="$E2E_PASSWORD" \
-	-v functions="${E2E_FEEDER_FUNCTIONS[*]}" <<-'EOF' || bail "could not create the other role"
+	-v functions="$(IFS='|' && echo "${E2E_FEEDER_FUNCTIONS[*]}")" <<-'EOF' || bail "could not create the other role"
 	SELECT format('CREATE ROLE %I LOGIN PASSWORD %L', :'role', :'pw')
 	 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'role') \gexec
 	SELECT format('ALTER ROLE %I LOGIN PASSWORD %L', :'role', :'pw') \gexec
 	SELECT format('GRANT USAGE ON SCHEMA received_orders TO %I', :'role') \gexec
 	SELECT format('GRANT EXECUTE ON FUNCTION %s TO %I', f, :'role')
-	  FROM unnest(string_to_array(:'functions', ' ')) AS f \gexec
+	  FROM unnest(string_to_array(:'functions', '|')) AS f \gexec
 EOF
 OTHER_DSN="${E2E_DSN/user=$E2E_ROLE /user=${E2E_ROLE}_other }"
 "$(ro_feeder_bin)" --brokers "$KAFKA_BOOTSTRAP" --topic "$E2E_TOPIC" --group "$GROUP" \

@@ -45,6 +45,8 @@ E2E_FEEDER_FUNCTIONS=(
 	'received_orders.consumer_positions(text,text)'
 	'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])'
 	'received_orders.restart_position(text,text,integer,bigint,bigint)'
+	'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)'
+	'received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])'
 )
 # the outbox form of the batch function, which a feeder with --envelope or
 # --event-type calls: a suite running one grants it to the feeder's role
@@ -122,13 +124,13 @@ e2e_setup_db() {
 	pg_createdb "$E2E_DB" received_orders || return 1
 	psql -X -q -v ON_ERROR_STOP=1 -d "$E2E_DB" \
 		-v role="$E2E_ROLE" -v pw="$E2E_PASSWORD" \
-		-v functions="${E2E_FEEDER_FUNCTIONS[*]}" <<-'EOF' || return 1
+		-v functions="$(IFS='|' && echo "${E2E_FEEDER_FUNCTIONS[*]}")" <<-'EOF' || return 1
 		SELECT format('CREATE ROLE %I LOGIN PASSWORD %L', :'role', :'pw')
 		 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'role') \gexec
 		SELECT format('ALTER ROLE %I LOGIN PASSWORD %L', :'role', :'pw') \gexec
 		SELECT format('GRANT USAGE ON SCHEMA received_orders TO %I', :'role') \gexec
 		SELECT format('GRANT EXECUTE ON FUNCTION %s TO %I', f, :'role')
-		  FROM unnest(string_to_array(:'functions', ' ')) AS f \gexec
+		  FROM unnest(string_to_array(:'functions', '|')) AS f \gexec
 	EOF
 	E2E_DSN="host=$PGHOST port=$PGPORT dbname=$E2E_DB user=$E2E_ROLE password=$E2E_PASSWORD"
 }
@@ -155,7 +157,7 @@ rows_at_least() {
 e2e_role_is_least_privilege() {
 	local r want
 	r=$(psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$E2E_DB" -v role="$E2E_ROLE" \
-		-v forbidden="${E2E_NOT_FEEDER_FUNCTIONS[*]}" <<-'EOF'
+		-v forbidden="$(IFS='|' && echo "${E2E_NOT_FEEDER_FUNCTIONS[*]}")" <<-'EOF'
 		SELECT
 		   (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		     WHERE n.nspname = 'received_orders' AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
@@ -173,7 +175,7 @@ e2e_role_is_least_privilege() {
 		     WHERE n.nspname = 'received_orders' AND has_function_privilege(:'role', p.oid, 'EXECUTE'))
 		 || ' ' ||
 		   (SELECT count(*) FILTER (WHERE has_function_privilege(:'role', f::regprocedure, 'EXECUTE'))
-		      FROM unnest(string_to_array(:'forbidden', ' ')) AS f)
+		      FROM unnest(string_to_array(:'forbidden', '|')) AS f)
 		 || ' ' || has_schema_privilege(:'role', 'received_orders', 'USAGE')
 		 || ' ' || has_schema_privilege(:'role', 'received_orders', 'CREATE')
 		 || ' ' || (SELECT rolsuper OR rolcreaterole OR rolcreatedb OR rolbypassrls FROM pg_roles WHERE rolname = :'role')
@@ -202,7 +204,11 @@ e2e_drop_db() {
 # Every feeder gets a 6 s session timeout (librdkafka's default is 45 s):
 # the mock cluster drops a member that left the group, cleanly or not, only
 # when its session times out, and a member joining meanwhile waits for that.
-FEEDER_DEFAULT_ARGS=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500)
+# The status report (--status-interval, on by default) opens a session of
+# its own: it is off here because several suites count, terminate or hold
+# the feeder role's sessions; 32-status-from-sql.t turns it on (a later
+# --status-interval wins).
+FEEDER_DEFAULT_ARGS=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500 --status-interval 0)
 
 # RO_E2E_FEEDER_ARGS: words added to every feeder's arguments (before the
 # suite's own), e.g. "--db-sessions 3" when 23-db-sessions.t runs a suite

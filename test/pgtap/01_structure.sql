@@ -7,7 +7,7 @@
 -- Run by pg_prove in a database where pgtap and received_orders are created.
 
 BEGIN;
-SELECT plan(71);
+SELECT plan(72);
 
 -- Extension and schema ------------------------------------------------------
 
@@ -31,8 +31,11 @@ SELECT is(
 SELECT has_schema('received_orders', 'schema received_orders exists');
 SELECT tables_are('received_orders',
 	ARRAY['received_orders', 'received_orders_quarantine', 'received_orders_positions',
-	      'received_orders_consumer_groups']::name[],
-	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups');
+	      'received_orders_consumer_groups', 'received_orders_feeders']::name[],
+	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups, received_orders_feeders');
+SELECT views_are('received_orders',
+	ARRAY['feeders', 'consumer_lag', 'quarantine_summary']::name[],
+	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (1.2, 14_status.sql)');
 
 -- Table received_orders ------------------------------------------------------
 
@@ -134,11 +137,13 @@ SELECT is(
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])',
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])',
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])',
+	      'received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])',
 	      'received_orders.replay_quarantined(bigint)',
+	      'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)',
 	      'received_orders.restart_position(text,text,integer,bigint,bigint)',
 	      'received_orders.set_consumer_group_owner(text,name)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the fourteen functions of 1.2 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner and the Schema Registry form)');
+	'schema received_orders holds exactly the sixteen functions of 1.2 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder)');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

@@ -36,8 +36,9 @@ GRANT EXECUTE ON FUNCTION
 SELECT has_table('received_orders', 'received_orders_positions',
 	'table received_orders.received_orders_positions exists');
 SELECT columns_are('received_orders', 'received_orders_positions',
-	ARRAY['consumer_group', 'kafka_topic', 'kafka_partition', 'next_offset', 'updated_at']::name[],
-	'received_orders_positions has exactly the columns consumer_group, kafka_topic, kafka_partition, next_offset, updated_at');
+	ARRAY['consumer_group', 'kafka_topic', 'kafka_partition', 'next_offset', 'updated_at',
+	      'high_watermark', 'high_watermark_at', 'member_id']::name[],
+	'received_orders_positions has exactly the columns consumer_group, kafka_topic, kafka_partition, next_offset, updated_at and 1.2''s high_watermark, high_watermark_at, member_id (14_status.sql)');
 SELECT col_type_is('received_orders', 'received_orders_positions', 'consumer_group', 'text',
 	'positions.consumer_group is text');
 SELECT col_type_is('received_orders', 'received_orders_positions', 'kafka_topic', 'text',
@@ -51,8 +52,9 @@ SELECT col_type_is('received_orders', 'received_orders_positions', 'updated_at',
 SELECT is_empty(
 	$$SELECT a.attname FROM pg_catalog.pg_attribute a
 	   WHERE a.attrelid = 'received_orders.received_orders_positions'::regclass
-	     AND a.attnum > 0 AND NOT a.attisdropped AND NOT a.attnotnull$$,
-	'every column of received_orders_positions is NOT NULL');
+	     AND a.attnum > 0 AND NOT a.attisdropped AND NOT a.attnotnull
+	     AND a.attname NOT IN ('high_watermark', 'high_watermark_at', 'member_id')$$,
+	'every column of received_orders_positions is NOT NULL but 1.2''s high watermark columns (NULL until recorded)');
 SELECT col_default_is('received_orders', 'received_orders_positions', 'updated_at', 'now()'::text,
 	'positions.updated_at defaults to now()');
 SELECT col_is_pk('received_orders', 'received_orders_positions',

@@ -113,13 +113,31 @@ missing_objects() {
 			('received_orders_consumer_groups', 'kafka_cluster_id', 'text', false, '1.2'),
 			('received_orders_consumer_groups', 'created_at', 'timestamp with time zone', true, '1.2'),
 			('received_orders_consumer_groups', 'updated_at', 'timestamp with time zone', true, '1.2'),
-			('received_orders_quarantine', 'value_schema_id', 'integer', false, '1.2');
+			('received_orders_quarantine', 'value_schema_id', 'integer', false, '1.2'),
+			('received_orders_positions', 'high_watermark', 'bigint', false, '1.2'),
+			('received_orders_positions', 'high_watermark_at', 'timestamp with time zone', false, '1.2'),
+			('received_orders_positions', 'member_id', 'text', false, '1.2'),
+			('received_orders_feeders', 'consumer_group', 'text', true, '1.2'),
+			('received_orders_feeders', 'member_id', 'text', true, '1.2'),
+			('received_orders_feeders', 'host', 'text', false, '1.2'),
+			('received_orders_feeders', 'pid', 'integer', false, '1.2'),
+			('received_orders_feeders', 'version', 'text', false, '1.2'),
+			('received_orders_feeders', 'started_at', 'timestamp with time zone', false, '1.2'),
+			('received_orders_feeders', 'last_seen', 'timestamp with time zone', true, '1.2'),
+			('received_orders_feeders', 'state', 'text', true, '1.2'),
+			('received_orders_feeders', 'kafka_topics', 'text[]', true, '1.2'),
+			('received_orders_feeders', 'kafka_partitions', 'integer[]', true, '1.2'),
+			('received_orders_feeders', 'high_watermarks', 'bigint[]', true, '1.2'),
+			('received_orders_feeders', 'last_error', 'text', false, '1.2'),
+			('received_orders_feeders', 'last_error_at', 'timestamp with time zone', false, '1.2'),
+			('received_orders_feeders', 'report_interval', 'interval', true, '1.2');
 		CREATE TEMP VIEW want_defaults(tab, col, since) AS VALUES
 			('received_orders', 'received_at', '1.0'),
 			('received_orders_quarantine', 'quarantined_at', '1.0'),
 			('received_orders_positions', 'updated_at', '1.1'),
 			('received_orders_consumer_groups', 'created_at', '1.2'),
-			('received_orders_consumer_groups', 'updated_at', '1.2');
+			('received_orders_consumer_groups', 'updated_at', '1.2'),
+			('received_orders_feeders', 'last_seen', '1.2');
 		-- until: the first version without it (1.1 keeps a quarantine row per
 		-- message, not per coordinates)
 		CREATE TEMP VIEW want_keys(tab, kind, cols, since, until) AS VALUES
@@ -128,7 +146,8 @@ missing_objects() {
 			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset'], '1.0', '1.1'),
 			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset', 'message_digest', 'legacy_copy'], '1.1', NULL),
 			('received_orders_positions', 'primary key', ARRAY['consumer_group', 'kafka_topic', 'kafka_partition'], '1.1', NULL),
-			('received_orders_consumer_groups', 'primary key', ARRAY['consumer_group'], '1.2', NULL);
+			('received_orders_consumer_groups', 'primary key', ARRAY['consumer_group'], '1.2', NULL),
+			('received_orders_feeders', 'primary key', ARRAY['consumer_group', 'member_id'], '1.2', NULL);
 		CREATE TEMP VIEW want_checks(tab, name, since) AS VALUES
 			('received_orders_positions', 'received_orders_positions_group_check', '1.1'),
 			('received_orders_positions', 'received_orders_positions_topic_check', '1.1'),
@@ -138,7 +157,12 @@ missing_objects() {
 			('received_orders_quarantine', 'received_orders_quarantine_lengths_check', '1.1'),
 			('received_orders_quarantine', 'received_orders_quarantine_envelope_check', '1.1'),
 			('received_orders_quarantine', 'received_orders_quarantine_headers_check', '1.1'),
-			('received_orders_quarantine', 'received_orders_quarantine_legacy_copy_check', '1.1');
+			('received_orders_quarantine', 'received_orders_quarantine_legacy_copy_check', '1.1'),
+			('received_orders_feeders', 'received_orders_feeders_group_check', '1.2'),
+			('received_orders_feeders', 'received_orders_feeders_member_check', '1.2'),
+			('received_orders_feeders', 'received_orders_feeders_state_check', '1.2'),
+			('received_orders_feeders', 'received_orders_feeders_partitions_check', '1.2'),
+			('received_orders_feeders', 'received_orders_feeders_interval_check', '1.2');
 		CREATE TEMP VIEW want_labels(label, ord, since) AS VALUES
 			('inserted', 1, '1.0'), ('duplicate', 2, '1.0'), ('conflict', 3, '1.0'), ('rejected', 4, '1.0'),
 			('skipped', 5, '1.1');
@@ -156,7 +180,14 @@ missing_objects() {
 			('received_orders.check_consumer_group(text,text)', '1.2'),
 			('received_orders.consumer_positions(text,text)', '1.2'),
 			('received_orders.set_consumer_group_owner(text,name)', '1.2'),
-			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])', '1.2');
+			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])', '1.2'),
+			('received_orders.report_feeder(text,text,text,integer,text,timestamptz,text,text[],integer[],bigint[],text,timestamptz,interval,interval)', '1.2'),
+			('received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])', '1.2');
+		-- views, readable by pg_monitor (and not by PUBLIC)
+		CREATE TEMP VIEW want_views(rel, since) AS VALUES
+			('received_orders.feeders', '1.2'),
+			('received_orders.consumer_lag', '1.2'),
+			('received_orders.quarantine_summary', '1.2');
 		CREATE TEMP VIEW want_dumped(rel, since) AS VALUES
 			('received_orders.received_orders', '1.0'),
 			('received_orders.received_orders_quarantine', '1.0'),
@@ -169,7 +200,7 @@ missing_objects() {
 				SELECT since FROM want_columns UNION SELECT since FROM want_defaults
 				UNION SELECT since FROM want_keys UNION SELECT since FROM want_checks
 				UNION SELECT since FROM want_labels UNION SELECT since FROM want_functions
-				UNION SELECT since FROM want_dumped) v
+				UNION SELECT since FROM want_dumped UNION SELECT since FROM want_views) v
 			 WHERE string_to_array(v.since, '.')::int[] <= string_to_array(:'version', '.')::int[];
 		SELECT 'column ' || tab || '.' || col || ' ' || typ || CASE WHEN not_null THEN ' NOT NULL' ELSE '' END
 		  FROM want_columns w JOIN in_version USING (since)
@@ -218,6 +249,12 @@ missing_objects() {
 		 WHERE NOT EXISTS (
 			SELECT FROM pg_extension e
 			 WHERE e.extname = 'received_orders' AND to_regclass(v.rel) = ANY (e.extconfig))
+		UNION ALL
+		SELECT 'view ' || rel || ' readable by pg_monitor, not by PUBLIC'
+		  FROM want_views JOIN in_version USING (since)
+		 WHERE to_regclass(rel) IS NULL
+		    OR NOT has_table_privilege('pg_monitor', to_regclass(rel), 'SELECT')
+		    OR has_table_privilege('public', to_regclass(rel), 'SELECT')
 		UNION ALL
 		SELECT 'setting received_orders.max_event_bytes = 1048576'
 		 WHERE NOT EXISTS (SELECT FROM pg_settings

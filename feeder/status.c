@@ -1,0 +1,601 @@
+/*-------------------------------------------------------------------------
+ *
+ * status.c
+ *	  The feeder reports itself to the database: one row per member in
+ *	  received_orders_feeders through received_orders.report_feeder(), read
+ *	  by the views feeders and consumer_lag.
+ *
+ * The reporter has its own thread and its own database connection, so a
+ * report never waits for a batch, never holds one up and never runs in a
+ * batch's transaction.  The main thread hands it a snapshot (status_update,
+ * once a second from the loop's metrics tick): the state as /healthz words
+ * it, the assigned partitions and their high watermarks as librdkafka
+ * cached them.  The reporter sends it at start, on every change of state
+ * or of partitions, every --status-interval seconds, and once more as
+ * "stopped" at an orderly exit.  A report that fails (the database down,
+ * a missing grant, a 1.1 extension without report_feeder) is logged and
+ * counted, nothing more: the feeder's work does not depend on it.
+ *
+ * The member id is the feeder's own (host:pid:start time), stable for its
+ * life; Kafka's member id changes at every rejoin.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "feeder.h"
+#include "log.h"
+#include "status.h"
+
+/* A failing report is logged again at most this often (same SQLSTATE). */
+/* How long the exit waits for the last report ("stopped"). */
+#define STATUS_STOP_WAIT_S 3
+
+#define STATUS_RELOG_S 60
+
+#define STATUS_SQL \
+	"SELECT received_orders.report_feeder($1, $2, $3, $4::integer, $5," \
+	" pg_catalog.to_timestamp($6::double precision), $7, $8::text[], $9::integer[]," \
+	" $10::bigint[], $11, pg_catalog.to_timestamp($12::double precision), $13::interval)"
+
+/* What one report sends (owned copies). */
+typedef struct status_snapshot
+{
+	char		state[32];
+	char	   *topics;			/* text[] literals */
+	char	   *partitions;
+	char	   *watermarks;
+	char		last_error[LOG_VALUE_MAX];
+	time_t		last_error_at;	/* 0: none */
+} status_snapshot;
+
+static struct
+{
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t	thread;
+	int			running;
+	int			stop;			/* status_stop: report "stopped" and end */
+	int			dirty;			/* a change to report now */
+	status_snapshot snap;		/* guarded by lock */
+	uint64_t	failures;		/* guarded by lock */
+	/* set before the thread starts, then read only (copies: the thread may
+	 * outlive the configuration, see status_stop) */
+	char	   *dsn;
+	char	   *group;
+	int			interval_s;
+	int			done;			/* the thread ended (guarded by lock) */
+	char		host[256];
+	char		member_id[320];
+	char		pid[16];
+	char		started_at[32];
+	char		interval[32];
+	/* the reporter thread's own */
+	PGconn	   *conn;
+	char		fail_sqlstate[6];
+	time_t		fail_logged_at;
+	int			failing;
+}			status = {
+	.lock = PTHREAD_MUTEX_INITIALIZER
+};
+
+/*
+ * status_state_of
+ *		The state a member reports, from /healthz's verdict: "running" when
+ *		healthy, else the reason's kind (the states the table allows).
+ */
+const char *
+status_state_of(int healthy, const char *reason)
+{
+	if (healthy)
+		return "running";
+	if (strncmp(reason, "starting", 8) == 0)
+		return "starting";
+	if (strncmp(reason, "shutting down", 13) == 0)
+		return "stopping";
+	if (strncmp(reason, "database", 8) == 0)
+		return "paused: database";
+	if (strncmp(reason, "schema registry", 15) == 0)
+		return "paused: registry";
+	if (strncmp(reason, "kafka", 5) == 0)
+		return "paused: kafka";
+	return "stalled";			/* stalled, or the loop stuck */
+}
+
+/*
+ * status_array_append
+ *		Append one element to a text[] literal under construction in buf (a
+ *		quoted string when quote, else the bare text).  Returns -1 when buf
+ *		is full.
+ */
+static int
+status_array_append(char *buf, size_t len, size_t *used, const char *elem, int quote)
+{
+	size_t		u = *used;
+
+	if (u + 2 >= len)
+		return -1;
+	if (u > 1)					/* after the opening brace: a separator */
+		buf[u++] = ',';
+	if (quote && u < len)
+		buf[u++] = '"';
+	for (; *elem && u + 2 < len; elem++)
+	{
+		if (quote && (*elem == '"' || *elem == '\\'))
+			buf[u++] = '\\';
+		buf[u++] = *elem;
+	}
+	if (*elem || u + 2 >= len)
+		return -1;
+	if (quote)
+		buf[u++] = '"';
+	buf[u] = '\0';
+	*used = u;
+	return 0;
+}
+
+/*
+ * status_arrays
+ *		The text[] literals of the partitions' topics, numbers and high
+ *		watermarks (NULL elements where unknown); malloc'ed, NULL on out of
+ *		memory.
+ */
+static int
+status_arrays(const kafka_partition_lag *parts, int n, char **topics,
+			  char **partitions, char **watermarks)
+{
+	size_t		tlen = 3,
+				plen = 3 + (size_t) n * 12,
+				wlen = 3 + (size_t) n * 22,
+				tu = 1,
+				pu = 1,
+				wu = 1;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		tlen += 4 + 2 * strlen(parts[i].topic);
+	*topics = malloc(tlen);
+	*partitions = malloc(plen);
+	*watermarks = malloc(wlen);
+	if (*topics == NULL || *partitions == NULL || *watermarks == NULL)
+		goto fail;
+	strcpy(*topics, "{");
+	strcpy(*partitions, "{");
+	strcpy(*watermarks, "{");
+	for (i = 0; i < n; i++)
+	{
+		char		num[24];
+
+		snprintf(num, sizeof(num), "%d", (int) parts[i].partition);
+		if (status_array_append(*topics, tlen, &tu, parts[i].topic, 1) != 0 ||
+			status_array_append(*partitions, plen, &pu, num, 0) != 0)
+			goto fail;
+		if (parts[i].high_watermark >= 0)
+			snprintf(num, sizeof(num), "%lld", (long long) parts[i].high_watermark);
+		else
+			snprintf(num, sizeof(num), "NULL");
+		if (status_array_append(*watermarks, wlen, &wu, num, 0) != 0)
+			goto fail;
+	}
+	strcpy(*topics + tu, "}");
+	strcpy(*partitions + pu, "}");
+	strcpy(*watermarks + wu, "}");
+	return 0;
+fail:
+	free(*topics);
+	free(*partitions);
+	free(*watermarks);
+	*topics = *partitions = *watermarks = NULL;
+	return -1;
+}
+
+/*
+ * status_same
+ *		Whether two strings (either may be NULL) are equal.
+ */
+static int
+status_same(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/*
+ * status_update
+ *		Main thread: the state /healthz words (healthy, reason) and the
+ *		assigned partitions with their high watermarks.  A change of state
+ *		or of partitions wakes the reporter; an unhealthy reason other than
+ *		starting or stopping becomes the last error, with its time.  Never
+ *		waits for the database.
+ */
+void
+status_update(int healthy, const char *reason, const kafka_partition_lag *parts, int n)
+{
+	const char *state = status_state_of(healthy, reason);
+	char	   *topics,
+			   *partitions,
+			   *watermarks;
+
+	if (!status.running || status_arrays(parts, n, &topics, &partitions, &watermarks) != 0)
+		return;
+	pthread_mutex_lock(&status.lock);
+	if (strcmp(status.snap.state, state) != 0 ||
+		!status_same(status.snap.topics, topics) ||
+		!status_same(status.snap.partitions, partitions))
+	{
+		status.dirty = 1;
+		pthread_cond_signal(&status.cond);
+	}
+	snprintf(status.snap.state, sizeof(status.snap.state), "%s", state);
+	if (!healthy && strcmp(state, "starting") != 0 && strcmp(state, "stopping") != 0 &&
+		strcmp(status.snap.last_error, reason) != 0)
+	{
+		snprintf(status.snap.last_error, sizeof(status.snap.last_error), "%s", reason);
+		status.snap.last_error_at = time(NULL);
+	}
+	free(status.snap.topics);
+	free(status.snap.partitions);
+	free(status.snap.watermarks);
+	status.snap.topics = topics;
+	status.snap.partitions = partitions;
+	status.snap.watermarks = watermarks;
+	pthread_mutex_unlock(&status.lock);
+}
+
+/*
+ * status_connect
+ *		The reporter's own connection, as the batches' (the DSN, libpq's
+ *		defaults, connect_timeout 10 s unless PGCONNECT_TIMEOUT says), with
+ *		its statements bounded so that a report cannot hang the reporter.
+ *		NULL with the error in err when it fails.
+ */
+static PGconn *
+status_connect(char *err, size_t errlen)
+{
+	const char *keywords[4];
+	const char *values[4];
+	int			n = 0;
+	PGconn	   *conn;
+	PGresult   *res;
+
+	keywords[n] = "fallback_application_name";
+	values[n++] = FEEDER_NAME " status";
+	if (getenv("PGCONNECT_TIMEOUT") == NULL)
+	{
+		keywords[n] = "connect_timeout";
+		values[n++] = "10";
+	}
+	if (status.dsn[0] != '\0')
+	{
+		keywords[n] = "dbname";
+		values[n++] = status.dsn;
+	}
+	keywords[n] = NULL;
+	values[n] = NULL;
+	conn = PQconnectdbParams(keywords, values, 1);
+	if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
+	{
+		snprintf(err, errlen, "%s", conn ? PQerrorMessage(conn) : "out of memory");
+		PQfinish(conn);
+		return NULL;
+	}
+	res = PQexec(conn, "SET statement_timeout = '10s'; SET lock_timeout = '5s'");
+	PQclear(res);
+	return conn;
+}
+
+/*
+ * status_failed
+ *		Count a failed report and log it: the first of a series, a new
+ *		SQLSTATE, or at most every STATUS_RELOG_S seconds.
+ */
+static void
+status_failed(const char *sqlstate, const char *error)
+{
+	log_line	line;
+	uint64_t	failures;
+	time_t		now = time(NULL);
+
+	pthread_mutex_lock(&status.lock);
+	failures = ++status.failures;
+	pthread_mutex_unlock(&status.lock);
+	if (status.failing && strcmp(status.fail_sqlstate, sqlstate) == 0 &&
+		now - status.fail_logged_at < STATUS_RELOG_S)
+		return;
+	status.failing = 1;
+	snprintf(status.fail_sqlstate, sizeof(status.fail_sqlstate), "%s", sqlstate);
+	status.fail_logged_at = now;
+	log_begin(&line, LOG_WARNING, "status_report_failed");
+	if (sqlstate[0])
+		log_kv_str(&line, "sqlstate", sqlstate);
+	log_kv_str(&line, "error", error);
+	log_kv_uint(&line, "failures", failures);
+	log_kv_str(&line, "action", "batches go on; the member's row in received_orders.feeders is not updated");
+	log_end(&line);
+}
+
+/*
+ * status_report
+ *		Send one snapshot (reporter thread); reconnect first when needed.
+ */
+static void
+status_report(const status_snapshot *snap)
+{
+	const char *params[13];
+	char		err[LOG_VALUE_MAX];
+	char		error_at[32];
+	PGresult   *res;
+
+	if (status.conn != NULL && PQstatus(status.conn) != CONNECTION_OK)
+	{
+		PQfinish(status.conn);
+		status.conn = NULL;
+	}
+	if (status.conn == NULL && (status.conn = status_connect(err, sizeof(err))) == NULL)
+	{
+		status_failed("", err);
+		return;
+	}
+	snprintf(error_at, sizeof(error_at), "%lld", (long long) snap->last_error_at);
+	params[0] = status.group;
+	params[1] = status.member_id;
+	params[2] = status.host;
+	params[3] = status.pid;
+	params[4] = FEEDER_VERSION;
+	params[5] = status.started_at;
+	params[6] = snap->state;
+	params[7] = snap->topics ? snap->topics : "{}";
+	params[8] = snap->partitions ? snap->partitions : "{}";
+	params[9] = snap->watermarks ? snap->watermarks : "{}";
+	params[10] = snap->last_error[0] ? snap->last_error : NULL;
+	params[11] = snap->last_error_at ? error_at : NULL;
+	params[12] = status.interval;
+	res = PQexecParams(status.conn, STATUS_SQL, 13, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+		status_failed(sqlstate ? sqlstate : "", PQerrorMessage(status.conn));
+		PQclear(res);
+		if (PQstatus(status.conn) != CONNECTION_OK)
+		{
+			PQfinish(status.conn);
+			status.conn = NULL;
+		}
+		return;
+	}
+	if (status.failing)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_INFO, "status_report_recovered");
+		log_kv_str(&line, "member", status.member_id);
+		log_end(&line);
+		status.failing = 0;
+	}
+	if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "0") != 0)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_INFO, "status_members_removed");
+		log_kv_str(&line, "group", status.group);
+		log_kv_str(&line, "removed", PQgetvalue(res, 0, 0));
+		log_kv_str(&line, "reason", "not seen for 7 days");
+		log_end(&line);
+	}
+	PQclear(res);
+}
+
+/*
+ * status_copy
+ *		A copy of the current snapshot (lock held); its state replaced when
+ *		state is given.
+ */
+static void
+status_copy(status_snapshot *out, const char *state)
+{
+	*out = status.snap;
+	if (state)
+		snprintf(out->state, sizeof(out->state), "%s", state);
+	out->topics = status.snap.topics ? strdup(status.snap.topics) : NULL;
+	out->partitions = status.snap.partitions ? strdup(status.snap.partitions) : NULL;
+	out->watermarks = status.snap.watermarks ? strdup(status.snap.watermarks) : NULL;
+}
+
+/*
+ * status_free
+ *		Free a copy made by status_copy.
+ */
+static void
+status_free(status_snapshot *s)
+{
+	free(s->topics);
+	free(s->partitions);
+	free(s->watermarks);
+}
+
+/*
+ * status_thread
+ *		The reporter: a report at once, then on every change and every
+ *		interval; at status_stop a last one, "stopped".
+ */
+static void *
+status_thread(void *arg)
+{
+	status_snapshot snap;
+	struct timespec due;
+
+	(void) arg;
+	pthread_mutex_lock(&status.lock);
+	for (;;)
+	{
+		clock_gettime(CLOCK_MONOTONIC, &due);
+		due.tv_sec += status.interval_s;
+		while (!status.stop && !status.dirty)
+			if (pthread_cond_timedwait(&status.cond, &status.lock, &due) == ETIMEDOUT)
+				break;
+		if (status.stop)
+			break;
+		status.dirty = 0;
+		status_copy(&snap, NULL);
+		pthread_mutex_unlock(&status.lock);
+		status_report(&snap);
+		status_free(&snap);
+		pthread_mutex_lock(&status.lock);
+	}
+	/* a stopped member holds no partition */
+	status_copy(&snap, "stopped");
+	pthread_mutex_unlock(&status.lock);
+	status_free(&snap);
+	snap.topics = snap.partitions = snap.watermarks = NULL;
+	status_report(&snap);
+	PQfinish(status.conn);
+	status.conn = NULL;
+	pthread_mutex_lock(&status.lock);
+	status.done = 1;
+	pthread_cond_signal(&status.cond);
+	pthread_mutex_unlock(&status.lock);
+	return NULL;
+}
+
+/*
+ * status_start
+ *		The member id (host:pid:start time; also with --status-interval 0,
+ *		for the batches' high watermarks) and the reporter (not with
+ *		--status-interval 0).  Returns 0, or
+ *		-1 when its thread could not start (logged; the feeder goes on).
+ */
+int
+status_start(const feeder_config *cfg)
+{
+	pthread_condattr_t attr;
+	time_t		now = time(NULL);
+
+	status.interval_s = cfg->status_interval_s;
+	if (gethostname(status.host, sizeof(status.host)) != 0)
+		snprintf(status.host, sizeof(status.host), "unknown");
+	status.host[sizeof(status.host) - 1] = '\0';
+	snprintf(status.pid, sizeof(status.pid), "%d", (int) getpid());
+	snprintf(status.started_at, sizeof(status.started_at), "%lld", (long long) now);
+	snprintf(status.member_id, sizeof(status.member_id), "%s:%d:%lld", status.host,
+			 (int) getpid(), (long long) now);
+	if (cfg->status_interval_s <= 0)
+		return 0;
+	status.dsn = strdup(cfg->dsn);
+	status.group = strdup(cfg->group);
+	if (status.dsn == NULL || status.group == NULL)
+	{
+		log_simple(LOG_WARNING, "status_thread_failed",
+				   "out of memory; the feeder runs without reporting itself");
+		return -1;
+	}
+	snprintf(status.interval, sizeof(status.interval), "%d seconds", cfg->status_interval_s);
+	snprintf(status.snap.state, sizeof(status.snap.state), "starting");
+	status.dirty = 1;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&status.cond, &attr);
+	pthread_condattr_destroy(&attr);
+	if (pthread_create(&status.thread, NULL, status_thread, NULL) != 0)
+	{
+		log_simple(LOG_WARNING, "status_thread_failed",
+				   "could not start the status reporter; the feeder runs without reporting itself");
+		return -1;
+	}
+	status.running = 1;
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_INFO, "status_reporting");
+		log_kv_str(&line, "member", status.member_id);
+		log_kv_int(&line, "interval_s", cfg->status_interval_s);
+		log_end(&line);
+	}
+	return 0;
+}
+
+/*
+ * status_stop
+ *		The orderly exit: the reporter sends "stopped" and ends.  Waits for
+ *		that one report at most STATUS_STOP_WAIT_S seconds: a database that
+ *		is down must not hold up the exit (the thread is then left to the
+ *		process's end; it uses only its own copies).
+ */
+void
+status_stop(int clean)
+{
+	struct timespec until;
+	int			done;
+
+	(void) clean;
+	if (!status.running)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += STATUS_STOP_WAIT_S;
+	pthread_mutex_lock(&status.lock);
+	status.stop = 1;
+	pthread_cond_broadcast(&status.cond);
+	while (!status.done)
+		if (pthread_cond_timedwait(&status.cond, &status.lock, &until) == ETIMEDOUT)
+			break;
+	done = status.done;
+	pthread_mutex_unlock(&status.lock);
+	status.running = 0;
+	if (!done)
+	{
+		log_simple(LOG_WARNING, "status_report_abandoned",
+				   "the last status report (stopped) did not finish in time; exiting without it");
+		pthread_detach(status.thread);
+		return;
+	}
+	pthread_join(status.thread, NULL);
+	status_free(&status.snap);
+	status.snap.topics = status.snap.partitions = status.snap.watermarks = NULL;
+	free(status.dsn);
+	free(status.group);
+	status.dsn = status.group = NULL;
+}
+
+/*
+ * status_failures
+ *		How many reports failed so far.
+ */
+uint64_t
+status_failures(void)
+{
+	uint64_t	n;
+
+	pthread_mutex_lock(&status.lock);
+	n = status.failures;
+	pthread_mutex_unlock(&status.lock);
+	return n;
+}
+
+/*
+ * status_enabled
+ *		Whether the reporter runs (main thread).
+ */
+int
+status_enabled(void)
+{
+	return status.running;
+}
+
+/*
+ * status_member_id
+ *		This feeder's member id (after status_start).
+ */
+const char *
+status_member_id(void)
+{
+	return status.member_id;
+}
