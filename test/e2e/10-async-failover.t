@@ -25,15 +25,6 @@ FEEDER_ARGS=(--batch-size 10 --batch-wait-ms 20 -X auto.commit.interval.ms=200
 	--retry-backoff-max-ms 1000 --metrics-listen 127.0.0.1:0)
 plan 24
 
-# behind_lines — "PARTITION DB_POSITION CONSUMER_POSITION GAP" of the
-# feeder's positions_behind lines, by partition
-behind_lines() {
-	log_events feeder positions_behind | awk '{
-		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-		print f["partition"], f["db_position"], f["consumer_position"], f["gap"]
-	}' | sort -n
-}
-
 # replication_state — application, state and mode of the primary's standbys
 replication_state() {
 	pg_query_at "$PRIMARY_DIR" postgres "SELECT state || ' ' || sync_state FROM pg_stat_replication"

@@ -29,15 +29,6 @@ PARTITIONS=4
 REFILL_SECONDS=30
 plan 28
 
-# behind_lines — "PARTITION DB_POSITION CONSUMER_POSITION GAP" of the
-# feeder's positions_behind lines, by partition
-behind_lines() {
-	log_events feeder positions_behind | awk '{
-		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-		print f["partition"], f["db_position"], f["consumer_position"], f["gap"]
-	}' | sort -n
-}
-
 # behind_sessions — the sessions named by the positions_behind lines
 behind_sessions() {
 	log_events feeder positions_behind | sed -nE 's/.* session=([0-9]+)( .*|$)/\1/p' | sort -un | tr '\n' ' '

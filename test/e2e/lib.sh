@@ -643,6 +643,15 @@ db_wait_caught_up() {
 	return 1
 }
 
+# behind_lines — "PARTITION DB_POSITION CONSUMER_POSITION GAP" of the
+# feeder named feeder's positions_behind lines, by partition
+behind_lines() {
+	log_events feeder positions_behind | awk '{
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		print f["partition"], f["db_position"], f["consumer_position"], f["gap"]
+	}' | sort -n
+}
+
 # log_events NAME EVENT — the lines of NAME's log with event=EVENT
 log_events() {
 	grep -E -- "event=$2( |$)" "$E2E_TMP/$1.log" 2>/dev/null
