@@ -21,7 +21,7 @@ RO_ROOT=${RO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd -P)}
 . "$RO_ROOT/test/lib/common.sh"
 
 SEED=20261204
-KINDS=(kill9 term stop join pgcrash terminate switchover brokers)
+KINDS=(kill9 term stop join pgcrash terminate switchover brokers syncwait)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ro-soak-short.XXXXXX")
 chmod 755 "$TMP" # the clusters' owner (postgres, when root) goes through it
 if [ "${RO_KEEP_TMP:-0}" = 1 ]; then
