@@ -166,7 +166,7 @@ materialize_orders_framed(PG_FUNCTION_ARGS)
 /*
  * replay_quarantined(id bigint) RETURNS materialize_outcome
  *		Re-validate a quarantined message, materialize it and remove it from
- *		the quarantine.
+ *		the quarantine (since 1.2 recording the replay).
  *
  * It returns inserted or duplicate.  A message still invalid raises its
  * validation error and one still conflicting raises unique_violation; then

@@ -222,7 +222,8 @@ extern bool RoStoreInsertsSuppressible(void);
 extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
 									Datum *partitions, Datum *next_offsets,
 									int count);
-extern void RoStoreDeleteQuarantined(int64 id);
+extern void RoStoreDeleteQuarantined(int64 id, const pg_uuid_t *order_id,
+									 RoOutcome replayed_as);
 extern bool RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id);
 extern bool RoStoreLookupGroup(text *consumer_group, char **owner_role,
 							   char **cluster_id);

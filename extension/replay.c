@@ -7,8 +7,9 @@
  * The message is opened as the batch function opened it, in its Schema
  * Registry frame (frame.c) and its envelope (envelope.c), validated by the
  * one validator (event.c) and materialized like one event (outcome.c);
- * only then is its quarantine row deleted.  Whatever fails raises, with a
- * hint saying what to repair, and nothing changes.
+ * only then is its quarantine row deleted, leaving (since 1.2) a record of
+ * the replay that quarantine_summary counts (store.c).  Whatever fails
+ * raises, with a hint saying what to repair, and nothing changes.
  *
  *-------------------------------------------------------------------------
  */
@@ -113,7 +114,7 @@ ReplayQuarantined(int64 id)
 	outcome = MaterializeOne(&event, &stored);
 	if (outcome == RO_OUTCOME_CONFLICT)
 		MaterializeConflictReport(ERROR, &event, stored, false);
-	RoStoreDeleteQuarantined(id);
+	RoStoreDeleteQuarantined(id, &event.order_id, outcome);
 
 	SPI_finish();
 
