@@ -16,7 +16,13 @@ OBJS = \
 	extension/envelope.o \
 	extension/groups.o \
 	extension/frame.o \
-	extension/materialize.o
+	extension/materialize.o \
+	extension/batch.o \
+	extension/outbox.o \
+	extension/outcome.o \
+	extension/quarantine.o \
+	extension/positions.o \
+	extension/replay.o
 
 # Install script of 1.0 and the update scripts (sql/received_orders--A--B.sql),
 # each frozen once released: CREATE EXTENSION of a later version runs 1.0's

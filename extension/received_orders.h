@@ -7,13 +7,15 @@
  * received_orders.received_orders, one per order_id, with
  * INSERT ... ON CONFLICT (order_id) DO NOTHING.  event.c validates events,
  * store.c owns every SQL statement, materialize.c holds the SQL-callable
- * entry points, groups.c decides who may use a consumer group's positions.
+ * entry points and names the files a batch goes through in order, groups.c
+ * decides who may use a consumer group's positions.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef RECEIVED_ORDERS_H
 #define RECEIVED_ORDERS_H
 
+#include "fmgr.h"
 #include "utils/jsonb.h"
 #include "utils/uuid.h"
 
@@ -91,6 +93,76 @@ typedef struct RoEnvelopeEvent
 	int			type_len;
 } RoEnvelopeEvent;
 
+/*
+ * A batch of the batch function, as batch.c takes it through the files
+ * materialize.c names.
+ */
+
+/* Where an element of a batch stands. */
+typedef enum BatchState
+{
+	BATCH_PENDING,				/* raw bytes fine, not parsed yet */
+	BATCH_CANDIDATE,			/* a valid event, to be inserted */
+	BATCH_DECIDED				/* outcome known */
+} BatchState;
+
+/* One element of a batch: its Kafka message and what became of it. */
+typedef struct BatchItem
+{
+	int			position;		/* 1-based, in the caller's arrays */
+	const char *data;			/* raw value bytes */
+	int			len;
+	BatchState	state;
+	RoEvent		event;			/* valid from BATCH_CANDIDATE on */
+	bool		has_order_id;
+	bool		inserted;
+	RoOutcome	outcome;
+	int			sqlerrcode;		/* 0 unless rejected or conflict */
+	char	   *message;		/* NULL unless rejected or conflict */
+	bool		has_schema_id;	/* the Schema Registry form: a framed value */
+	int32		schema_id;
+} BatchItem;
+
+/* A batch: the elements and, for quarantine rows, their coordinates. */
+typedef struct Batch
+{
+	int			count;
+	text	   *consumer_group; /* NULL: 1.0's function, no positions */
+	BatchItem  *items;
+	BatchItem **candidates;		/* valid events sorted by order_id */
+	int			ncandidates;
+	int			range_start;	/* candidates the insert step writes */
+	int			range_end;
+	MemoryContext scratch;		/* parser work space, reset per element */
+	Datum	   *values;
+	bool	   *values_null;
+	Datum	   *topics;
+	bool	   *topics_null;
+	Datum	   *partitions;
+	bool	   *partitions_null;
+	Datum	   *offsets;
+	bool	   *offsets_null;
+	Datum	   *keys;
+	bool	   *keys_null;
+	/* the outbox form only */
+	bool		enveloped;
+	RoEnvelope	envelope;
+	text	   *event_type;		/* NULL: every message is an OrderReceived */
+	char	   *type_header;	/* where message_types come from */
+	Datum	   *types;
+	bool	   *types_null;
+	Datum	   *content_types;
+	bool	   *content_types_null;
+	/* the Schema Registry form only (frame.c) */
+	bool		framed;
+	Datum	   *decoded;
+	bool	   *decoded_null;
+	Datum	   *schema_ids;
+	bool	   *schema_ids_null;
+	Datum	   *decode_errors;
+	bool	   *decode_errors_null;
+} Batch;
+
 /* received_orders.c */
 extern int	RoMaxEventBytes;
 extern const char *RoOutcomeLabel(RoOutcome outcome);
@@ -150,7 +222,8 @@ extern bool RoStoreInsertsSuppressible(void);
 extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
 									Datum *partitions, Datum *next_offsets,
 									int count);
-extern void RoStoreDeleteQuarantined(int64 id);
+extern void RoStoreDeleteQuarantined(int64 id, const pg_uuid_t *order_id,
+									 RoOutcome replayed_as);
 extern bool RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id);
 extern bool RoStoreLookupGroup(text *consumer_group, char **owner_role,
 							   char **cluster_id);
@@ -159,5 +232,36 @@ extern void RoStoreFillGroup(text *consumer_group, const char *owner_role,
 
 /* groups.c */
 extern void RoGroupCheck(text *consumer_group, text *cluster_id);
+
+/* batch.c */
+extern Datum BatchRun(FunctionCallInfo fcinfo, int first_arg,
+					  text *consumer_group, const Batch *options);
+
+/* outbox.c */
+extern void BatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options);
+extern bool BatchOpenFrame(Batch *batch, BatchItem *item, int i);
+extern bool BatchOpenEnvelope(Batch *batch, BatchItem *item, int i);
+extern char *BatchOtherType(Batch *batch, const char *type, int type_len);
+
+/* outcome.c */
+extern RoOutcome MaterializeOne(const RoEvent *event, text **stored);
+extern bool MaterializeSameText(const text *a, const text *b);
+extern void MaterializeConflictReport(int elevel, const RoEvent *event,
+									  const text *stored, bool quarantined);
+extern void BatchResolveNotInserted(Batch *batch);
+extern void BatchReject(BatchItem *item, int sqlerrcode, const char *message,
+						const char *detail);
+extern char *BatchClip(const char *s);
+
+/* quarantine.c */
+extern void BatchQuarantine(Batch *batch);
+
+/* positions.c */
+extern text *BatchGroupArgument(FunctionCallInfo fcinfo);
+extern void BatchCheckCoordinates(Batch *batch);
+extern void BatchRecordPositions(Batch *batch);
+
+/* replay.c */
+extern RoOutcome ReplayQuarantined(int64 id);
 
 #endif							/* RECEIVED_ORDERS_H */

@@ -173,6 +173,24 @@ static StorePlan delete_quarantined_plan = {
 };
 
 /*
+ * Since 1.2: the quarantine row of a replayed message leaves a record of the
+ * replay ($2 the order, $3 the replay's outcome) in the same statement.
+ */
+static StorePlan replay_quarantined_plan = {
+	"WITH gone AS (DELETE FROM " RO_SCHEMA ".received_orders_quarantine"
+	"  WHERE id OPERATOR(pg_catalog.=) $1"
+	"  RETURNING id, kafka_topic, kafka_partition, kafka_offset, outcome,"
+	"   sqlstate, reason, quarantined_at)"
+	" INSERT INTO " RO_SCHEMA ".received_orders_replays"
+	" (quarantine_id, kafka_topic, kafka_partition, kafka_offset, outcome,"
+	"  sqlstate, reason, quarantined_at, order_id, replayed_as)"
+	" SELECT g.id, g.kafka_topic, g.kafka_partition, g.kafka_offset, g.outcome,"
+	"  g.sqlstate, g.reason, g.quarantined_at, $2,"
+	"  CAST($3 AS " RO_SCHEMA ".materialize_outcome) FROM gone g",
+	3, {INT8OID, UUIDOID, TEXTOID}
+};
+
+/*
  * Positions move only forwards: a late batch of a zombie member (one the group
  * has already replaced) must not rewind what its successor recorded.  The
  * caller passes one row per (topic, partition), sorted, so that concurrent
@@ -590,15 +608,29 @@ RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id)
 
 /*
  * RoStoreDeleteQuarantined
- *		Remove a quarantine row once its message is materialized.
+ *		Remove a quarantine row once its message is materialized as order_id
+ *		with outcome replayed_as (inserted or duplicate); since 1.2 the row
+ *		leaves a record of the replay in received_orders_replays, which the
+ *		view quarantine_summary counts.  A 1.2 library serves a 1.1
+ *		installation until ALTER EXTENSION ... UPDATE: then the row is only
+ *		removed.
  */
 void
-RoStoreDeleteQuarantined(int64 id)
+RoStoreDeleteQuarantined(int64 id, const pg_uuid_t *order_id,
+						 RoOutcome replayed_as)
 {
-	Datum		values[1];
+	Oid			nsp = get_namespace_oid(RO_SCHEMA, false);
+	Datum		values[3];
 
 	values[0] = Int64GetDatum(id);
-	StoreExecute(&delete_quarantined_plan, values, NULL, SPI_OK_DELETE);
+	if (!OidIsValid(get_relname_relid("received_orders_replays", nsp)))
+	{
+		StoreExecute(&delete_quarantined_plan, values, NULL, SPI_OK_DELETE);
+		return;
+	}
+	values[1] = UUIDPGetDatum(order_id);
+	values[2] = CStringGetTextDatum(RoOutcomeLabel(replayed_as));
+	StoreExecute(&replay_quarantined_plan, values, NULL, SPI_OK_INSERT);
 }
 
 /*

@@ -686,33 +686,96 @@ SELECT j.consumer_group, j.kafka_topic, j.kafka_partition,
 COMMENT ON VIEW received_orders.consumer_lag IS
 	'Per consumer group and partition: position (next offset to read), high watermark as the feeders last saw it, lag, when the last batch moved the position, the member that recorded it, and the healthy member that owns the partition now';
 
+-- quarantine_summary, the third view, is defined in the last section
+-- (replays recorded), after the table of replays it counts.
+
+REVOKE ALL ON received_orders.feeders, received_orders.consumer_lag FROM PUBLIC;
+GRANT USAGE ON SCHEMA received_orders TO pg_monitor;
+GRANT SELECT ON received_orders.feeders, received_orders.consumer_lag TO pg_monitor;
+-- end of section: status from SQL ------------------------------------------
+
+-- ---------------------------------------------------------------------------
+-- Replays recorded: quarantine_summary counts how many quarantined messages
+-- were replayed (issue 25).
+--
+-- replay_quarantined deletes the quarantine row of the message it
+-- materialized, and until now nothing recorded that it did: the summary
+-- could count only what still waits.  The row now leaves, in the same
+-- statement and transaction, a record in received_orders_replays: the
+-- quarantine id, the message's coordinates, its outcome, SQLSTATE and reason
+-- and when it was quarantined, the order it turned out to be, what the
+-- replay made of it (inserted or duplicate) and when.  Only
+-- replay_quarantined (SECURITY DEFINER) writes it; PUBLIC has no privilege
+-- on it, and pg_monitor reads it only through quarantine_summary.  It is
+-- dumped like the quarantine: it is the history of the operators' repairs.
+-- It grows by one row per replay; a DBA deletes old rows at will.
+--
+-- quarantine_summary counts them in a column replayed, beside messages:
+-- per outcome, SQLSTATE and kind of reason, how many were replayed.
+-- messages, topics, oldest and newest still describe only what waits in
+-- the quarantine; a kind whose every message was replayed shows 0
+-- messages, no oldest nor newest, and its latest replayed reason as
+-- example.
+-- ---------------------------------------------------------------------------
+
+CREATE TABLE received_orders.received_orders_replays (
+	quarantine_id bigint NOT NULL,
+	kafka_topic text,
+	kafka_partition integer,
+	kafka_offset bigint,
+	outcome received_orders.materialize_outcome NOT NULL,
+	sqlstate text NOT NULL,
+	reason text NOT NULL,
+	quarantined_at timestamptz NOT NULL,
+	order_id uuid NOT NULL,
+	replayed_as received_orders.materialize_outcome NOT NULL,
+	replayed_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	CONSTRAINT received_orders_replays_pkey PRIMARY KEY (quarantine_id)
+);
+
+COMMENT ON TABLE received_orders.received_orders_replays IS
+	'One row per quarantined message that replay_quarantined materialized (its quarantine row is deleted): its quarantine id, coordinates, outcome, SQLSTATE and reason as quarantined, its order and what the replay made of it; counted by the view quarantine_summary';
+COMMENT ON COLUMN received_orders.received_orders_replays.replayed_as IS
+	'The outcome of the replay: inserted, or duplicate when the order was already stored';
+
+SELECT pg_catalog.pg_extension_config_dump('received_orders.received_orders_replays', '');
+
+REVOKE ALL ON received_orders.received_orders_replays FROM PUBLIC;
+
 -- The quarantine by outcome, SQLSTATE and kind of reason: a reason names
 -- its message's particulars (an order id, the references, a token, a size),
 -- so the summary groups them with each UUID shown as <uuid>, each quoted
 -- string as "..." and each number as N, and keeps one reason whole as its
--- example (the newest).  Replays are not counted: replay_quarantined
--- removes the row it materializes and nothing records that it did, so what
--- is left is what still waits for a repair.
+-- example (the newest waiting one).  Replays are counted from
+-- received_orders_replays.
 CREATE VIEW received_orders.quarantine_summary AS
-SELECT q.outcome, q.sqlstate, k.reason, pg_catalog.count(*) AS messages,
-       pg_catalog.count(DISTINCT q.kafka_topic) AS topics,
-       pg_catalog.min(q.quarantined_at) AS oldest,
-       pg_catalog.max(q.quarantined_at) AS newest,
-       (pg_catalog.array_agg(q.reason ORDER BY q.quarantined_at DESC, q.id DESC))[1] AS example
-  FROM received_orders.received_orders_quarantine q
+WITH entries AS (
+	SELECT q.outcome, q.sqlstate, q.reason, q.kafka_topic, q.quarantined_at,
+	       q.id, false AS replayed
+	  FROM received_orders.received_orders_quarantine q
+	UNION ALL
+	SELECT r.outcome, r.sqlstate, r.reason, r.kafka_topic, r.quarantined_at,
+	       r.quarantine_id, true
+	  FROM received_orders.received_orders_replays r
+)
+SELECT e.outcome, e.sqlstate, k.reason,
+       pg_catalog.count(*) FILTER (WHERE NOT e.replayed) AS messages,
+       pg_catalog.count(*) FILTER (WHERE e.replayed) AS replayed,
+       pg_catalog.count(DISTINCT e.kafka_topic) FILTER (WHERE NOT e.replayed) AS topics,
+       pg_catalog.min(e.quarantined_at) FILTER (WHERE NOT e.replayed) AS oldest,
+       pg_catalog.max(e.quarantined_at) FILTER (WHERE NOT e.replayed) AS newest,
+       (pg_catalog.array_agg(e.reason ORDER BY e.replayed, e.quarantined_at DESC, e.id DESC))[1] AS example
+  FROM entries e
  CROSS JOIN LATERAL (
-	SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(pg_catalog.regexp_replace(q.reason,
+	SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(pg_catalog.regexp_replace(e.reason,
 	           '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}', '<uuid>', 'g'),
 	           '"([^"\\]|\\.)*"', '"..."', 'g'),
 	           '[0-9]+', 'N', 'g') AS reason) k
- GROUP BY q.outcome, q.sqlstate, k.reason;
+ GROUP BY e.outcome, e.sqlstate, k.reason;
 
 COMMENT ON VIEW received_orders.quarantine_summary IS
-	'Quarantined messages counted by outcome, SQLSTATE and kind of reason (UUIDs, quoted strings and numbers masked), with the oldest, the newest and one whole reason as example; replayed messages are removed from the quarantine and not counted (nothing records a replay)';
+	'Quarantined messages counted by outcome, SQLSTATE and kind of reason (UUIDs, quoted strings and numbers masked): messages waiting in the quarantine, how many were replayed (received_orders_replays), the waiting ones'' topics, oldest and newest, and one whole reason as example (the newest waiting one, else the latest replayed)';
 
-REVOKE ALL ON received_orders.feeders, received_orders.consumer_lag,
-	received_orders.quarantine_summary FROM PUBLIC;
-GRANT USAGE ON SCHEMA received_orders TO pg_monitor;
-GRANT SELECT ON received_orders.feeders, received_orders.consumer_lag,
-	received_orders.quarantine_summary TO pg_monitor;
--- end of section: status from SQL ------------------------------------------
+REVOKE ALL ON received_orders.quarantine_summary FROM PUBLIC;
+GRANT SELECT ON received_orders.quarantine_summary TO pg_monitor;
+-- end of section: replays recorded ------------------------------------------

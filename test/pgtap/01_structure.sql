@@ -7,7 +7,7 @@
 -- Run by pg_prove in a database where pgtap and received_orders are created.
 
 BEGIN;
-SELECT plan(72);
+SELECT plan(73);
 
 -- Extension and schema ------------------------------------------------------
 
@@ -31,8 +31,8 @@ SELECT is(
 SELECT has_schema('received_orders', 'schema received_orders exists');
 SELECT tables_are('received_orders',
 	ARRAY['received_orders', 'received_orders_quarantine', 'received_orders_positions',
-	      'received_orders_consumer_groups', 'received_orders_feeders']::name[],
-	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups, received_orders_feeders');
+	      'received_orders_consumer_groups', 'received_orders_feeders', 'received_orders_replays']::name[],
+	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups, received_orders_feeders, received_orders_replays (1.2, 15_replays_counted.sql)');
 SELECT views_are('received_orders',
 	ARRAY['feeders', 'consumer_lag', 'quarantine_summary']::name[],
 	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (1.2, 14_status.sql)');
@@ -121,6 +121,10 @@ SELECT ok(
 	'received_orders.received_orders_positions'::regclass = ANY
 		((SELECT extconfig FROM pg_catalog.pg_extension WHERE extname = 'received_orders')::oid[]),
 	'received_orders_positions is marked in pg_extension.extconfig (dumped by pg_dump)');
+SELECT ok(
+	'received_orders.received_orders_replays'::regclass = ANY
+		((SELECT extconfig FROM pg_catalog.pg_extension WHERE extname = 'received_orders')::oid[]),
+	'received_orders_replays is marked in pg_extension.extconfig (dumped by pg_dump)');
 
 -- Functions ---------------------------------------------------------------------
 

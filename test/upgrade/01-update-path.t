@@ -130,14 +130,26 @@ missing_objects() {
 			('received_orders_feeders', 'high_watermarks', 'bigint[]', true, '1.2'),
 			('received_orders_feeders', 'last_error', 'text', false, '1.2'),
 			('received_orders_feeders', 'last_error_at', 'timestamp with time zone', false, '1.2'),
-			('received_orders_feeders', 'report_interval', 'interval', true, '1.2');
+			('received_orders_feeders', 'report_interval', 'interval', true, '1.2'),
+			('received_orders_replays', 'quarantine_id', 'bigint', true, '1.2'),
+			('received_orders_replays', 'kafka_topic', 'text', false, '1.2'),
+			('received_orders_replays', 'kafka_partition', 'integer', false, '1.2'),
+			('received_orders_replays', 'kafka_offset', 'bigint', false, '1.2'),
+			('received_orders_replays', 'outcome', 'received_orders.materialize_outcome', true, '1.2'),
+			('received_orders_replays', 'sqlstate', 'text', true, '1.2'),
+			('received_orders_replays', 'reason', 'text', true, '1.2'),
+			('received_orders_replays', 'quarantined_at', 'timestamp with time zone', true, '1.2'),
+			('received_orders_replays', 'order_id', 'uuid', true, '1.2'),
+			('received_orders_replays', 'replayed_as', 'received_orders.materialize_outcome', true, '1.2'),
+			('received_orders_replays', 'replayed_at', 'timestamp with time zone', true, '1.2');
 		CREATE TEMP VIEW want_defaults(tab, col, since) AS VALUES
 			('received_orders', 'received_at', '1.0'),
 			('received_orders_quarantine', 'quarantined_at', '1.0'),
 			('received_orders_positions', 'updated_at', '1.1'),
 			('received_orders_consumer_groups', 'created_at', '1.2'),
 			('received_orders_consumer_groups', 'updated_at', '1.2'),
-			('received_orders_feeders', 'last_seen', '1.2');
+			('received_orders_feeders', 'last_seen', '1.2'),
+			('received_orders_replays', 'replayed_at', '1.2');
 		-- until: the first version without it (1.1 keeps a quarantine row per
 		-- message, not per coordinates)
 		CREATE TEMP VIEW want_keys(tab, kind, cols, since, until) AS VALUES
@@ -147,7 +159,8 @@ missing_objects() {
 			('received_orders_quarantine', 'unique', ARRAY['kafka_topic', 'kafka_partition', 'kafka_offset', 'message_digest', 'legacy_copy'], '1.1', NULL),
 			('received_orders_positions', 'primary key', ARRAY['consumer_group', 'kafka_topic', 'kafka_partition'], '1.1', NULL),
 			('received_orders_consumer_groups', 'primary key', ARRAY['consumer_group'], '1.2', NULL),
-			('received_orders_feeders', 'primary key', ARRAY['consumer_group', 'member_id'], '1.2', NULL);
+			('received_orders_feeders', 'primary key', ARRAY['consumer_group', 'member_id'], '1.2', NULL),
+			('received_orders_replays', 'primary key', ARRAY['quarantine_id'], '1.2', NULL);
 		CREATE TEMP VIEW want_checks(tab, name, since) AS VALUES
 			('received_orders_positions', 'received_orders_positions_group_check', '1.1'),
 			('received_orders_positions', 'received_orders_positions_topic_check', '1.1'),
@@ -193,7 +206,8 @@ missing_objects() {
 			('received_orders.received_orders_quarantine', '1.0'),
 			(pg_get_serial_sequence('received_orders.received_orders_quarantine', 'id'), '1.0'),
 			('received_orders.received_orders_positions', '1.1'),
-			('received_orders.received_orders_consumer_groups', '1.2');
+			('received_orders.received_orders_consumer_groups', '1.2'),
+			('received_orders.received_orders_replays', '1.2');
 		-- the objects of the version under test: introduced by it or before
 		CREATE TEMP VIEW in_version(since) AS
 			SELECT DISTINCT v.since FROM (
