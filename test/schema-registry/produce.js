@@ -22,22 +22,9 @@
 
 const fs = require('fs');
 const path = require('path');
-// The client and the serializers only (not the package's index, which also
-// loads every KMS driver of field encryption: AWS, Azure, GCP, Vault)
-const sr = Object.assign({},
-	require('@confluentinc/schemaregistry/dist/schemaregistry-client'),
-	require('@confluentinc/schemaregistry/dist/serde/serde'),
-	require('@confluentinc/schemaregistry/dist/serde/avro'),
-	require('@confluentinc/schemaregistry/dist/serde/json'));
+const { sr, parseArgs, client: srClient } = require('./serde');
 
-const args = {};
-const rest = [];
-for (let i = 2; i < process.argv.length; i++) {
-	if (process.argv[i].startsWith('--'))
-		args[process.argv[i].slice(2)] = process.argv[++i];
-	else
-		rest.push(process.argv[i]);
-}
+const { options: args, rest } = parseArgs(process.argv);
 
 // {"$bytes": "HEX"} -> Buffer, recursively
 function revive(v) {
@@ -56,10 +43,7 @@ function revive(v) {
 
 async function main() {
 	const spec = JSON.parse(fs.readFileSync(rest[0], 'utf8'));
-	const conf = { baseURLs: [args.registry] };
-	if (args.user)
-		conf.basicAuthCredentials = { credentialsSource: 'USER_INFO', userInfo: args.user };
-	const client = new sr.SchemaRegistryClient(conf);
+	const client = srClient(args.registry, args.user);
 
 	fs.mkdirSync(args.out, { recursive: true });
 	for (const m of spec) {
