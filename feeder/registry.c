@@ -49,6 +49,8 @@ struct registry
 	int			nurls;
 	char	   *user_info;
 	char	   *ca_file;
+	char	   *cert_file;
+	char	   *key_file;
 	long		timeout_ms;
 	int			max_schemas;
 	pthread_mutex_t lock;
@@ -140,6 +142,8 @@ registry_new(const registry_options *opts)
 	free(copy);
 	r->user_info = opts->user_info ? strdup(opts->user_info) : NULL;
 	r->ca_file = opts->ca_file ? strdup(opts->ca_file) : NULL;
+	r->cert_file = opts->cert_file ? strdup(opts->cert_file) : NULL;
+	r->key_file = opts->key_file ? strdup(opts->key_file) : NULL;
 	r->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 10000;
 	r->max_schemas = opts->max_schemas > 0 ? opts->max_schemas : 1000;
 	r->cache = calloc(r->max_schemas, sizeof(registry_schema *));
@@ -269,6 +273,25 @@ registry_error_code(const registry_body *body, char *message, size_t len)
 }
 
 /*
+ * registry_tls_refused
+ *		Whether a failed request was the registry refusing the client in
+ *		TLS: libcurl's "client certificate required", or a TLS alert
+ *		received after the handshake (TLS 1.3 verifies the client's
+ *		certificate after the client's side of the handshake is done, so
+ *		OpenSSL reports the server's alert, "certificate required", "bad
+ *		certificate", "unknown ca", on the first read).
+ */
+static int
+registry_tls_refused(CURLcode rc, const char *what_failed)
+{
+	if (rc == CURLE_SSL_CLIENTCERT)
+		return 1;
+	return (rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
+		strstr(what_failed, " alert ") != NULL &&
+		strstr(what_failed, "close notify") == NULL;
+}
+
+/*
  * registry_fetch_one
  *		Ask one URL for an id.
  */
@@ -321,6 +344,12 @@ registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 	}
 	if (r->ca_file)
 		curl_easy_setopt(curl, CURLOPT_CAINFO, r->ca_file);
+	if (r->cert_file)
+	{
+		/* libcurl reads the files; the key never passes through here */
+		curl_easy_setopt(curl, CURLOPT_SSLCERT, r->cert_file);
+		curl_easy_setopt(curl, CURLOPT_SSLKEY, r->key_file);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &started);
 	rc = curl_easy_perform(curl);
 	clock_gettime(CLOCK_MONOTONIC, &ended);
@@ -330,12 +359,16 @@ registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 
 	if (rc != CURLE_OK)
 	{
-		int			tls = rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_PEER_FAILED_VERIFICATION ||
-			rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CACERT_BADFILE ||
-			rc == CURLE_SSL_CIPHER;
+		const char *what_failed = curl_err[0] ? curl_err : curl_easy_strerror(rc);
+		int			refused = registry_tls_refused(rc, what_failed);
+		int			tls = refused || rc == CURLE_SSL_CONNECT_ERROR ||
+			rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CERTPROBLEM ||
+			rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CIPHER;
 
-		snprintf(err, errlen, "schema registry %s: %s", base,
-				 curl_err[0] ? curl_err : curl_easy_strerror(rc));
+		snprintf(err, errlen, "schema registry %s: %s%s", base, what_failed,
+				 !refused ? "" : r->cert_file == NULL ?
+				 ": the registry requires a TLS client certificate: give --schema-registry-cert and --schema-registry-key" :
+				 ": the registry refused the TLS client certificate: check that --schema-registry-cert is signed by a CA the registry trusts and --schema-registry-key is its key");
 		result = tls ? REGISTRY_FATAL : REGISTRY_TRANSIENT;
 	}
 	else if (status == 200)
@@ -550,6 +583,8 @@ registry_free(registry *r)
 		memset(r->user_info, 0, strlen(r->user_info));
 	free(r->user_info);
 	free(r->ca_file);
+	free(r->cert_file);
+	free(r->key_file);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->fetched);
 	free(r);

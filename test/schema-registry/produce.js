@@ -10,7 +10,9 @@
 // stand-in registry.js, or any other).  Each message's framed bytes go to
 // OUT_DIR/NAME.bin, for kcat to write to Kafka.
 //
-// Usage: node produce.js --registry URL [--user USER:PASS] --out OUT_DIR SPEC.json
+// Usage: node produce.js --registry URL [--user USER:PASS]
+//        [--tls-cert FILE --tls-key FILE] --out OUT_DIR SPEC.json
+// (--tls-cert/--tls-key: the client certificate a registry may require)
 // SPEC.json: [{"name": "01", "subject": "orders-value", "type": "AVRO"|"JSON",
 //              "schema": {...}, "value": {...}}, ...]
 // In a value, {"$bytes": "HEX"} is a Buffer (Avro bytes, fixed, decimal).
@@ -43,7 +45,7 @@ function revive(v) {
 
 async function main() {
 	const spec = JSON.parse(fs.readFileSync(rest[0], 'utf8'));
-	const client = srClient(args.registry, args.user);
+	const client = srClient(args.registry, args.user, args['tls-cert'], args['tls-key']);
 
 	fs.mkdirSync(args.out, { recursive: true });
 	for (const m of spec) {

@@ -4,6 +4,9 @@
 // common command line.
 'use strict';
 
+const fs = require('fs');
+const https = require('https');
+
 // The client and the serializers only (not the package's index, which also
 // loads every KMS driver of field encryption: AWS, Azure, GCP, Vault)
 const sr = Object.assign({},
@@ -25,12 +28,18 @@ function parseArgs(argv) {
 	return { options, rest };
 }
 
-// client(url, user) — the official client of the registry at url, with basic
-// auth when user ("USER:PASS") is given
-function client(url, user) {
+// client(url, user, cert, key) — the official client of the registry at url,
+// with basic auth when user ("USER:PASS") is given, presenting the TLS client
+// certificate in the PEM files cert and key when given (its HTTP client,
+// axios, takes an https agent that holds them)
+function client(url, user, cert, key) {
 	const conf = { baseURLs: [url] };
 	if (user)
 		conf.basicAuthCredentials = { credentialsSource: 'USER_INFO', userInfo: user };
+	if (cert)
+		conf.createAxiosDefaults = {
+			httpsAgent: new https.Agent({ cert: fs.readFileSync(cert), key: fs.readFileSync(key) }),
+		};
 	return new sr.SchemaRegistryClient(conf);
 }
 
