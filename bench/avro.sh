@@ -16,7 +16,7 @@
 # the CPU per event of the feeder process (its CPU time over the run /
 # events) and of its backends.  Needs Node.js and npm (the serializers are
 # installed by `npm ci` on first use).
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154 # the variables of bench/feeder
 
 AVRO_TOPIC=bench_avro
 AVRO_FUNCTION='received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[])'

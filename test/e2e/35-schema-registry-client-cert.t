@@ -56,6 +56,7 @@ cat >"$E2E_TMP/spec.json" <<-JSON
 	  "value": {"orderId": "$(uid 3502)", "externalReference": "MTLS-3502", "amount": {"\$bytes": "ff85"}}}]
 JSON
 # produce_all — Confluent's serializer, presenting the client certificate
+# shellcheck disable=SC2317
 produce_all() {
 	sr_produce "$E2E_TMP/spec.json" "$E2E_TMP/msgs" >"$E2E_TMP/ids"
 }
