@@ -274,11 +274,15 @@ avro_json_decimal(avro_json_buf *buf, const unsigned char *p, size_t n, int scal
 	unsigned char *mag;
 	char	   *digits;
 	size_t		ndigits = 0,
-				i;
+				i,
+				room = n * 3 + 2;	/* 256^n < 10^(3n) */
 	int			negative = n > 0 && (p[0] & 0x80);
 
+	/* and the zeros up to scale + 1 digits: 0.000001 from one byte */
+	if (room < (size_t) scale + 2)
+		room = (size_t) scale + 2;
 	mag = malloc(n ? n : 1);
-	digits = malloc(n * 3 + 2);
+	digits = malloc(room);
 	if (mag == NULL || digits == NULL)
 	{
 		free(mag);

@@ -90,6 +90,8 @@ static const struct
 	{"schema-registry", OPT_SCHEMA_REGISTRY},
 	{"schema-registry-credentials", OPT_SCHEMA_REGISTRY_CREDENTIALS},
 	{"schema-registry-ca", OPT_SCHEMA_REGISTRY_CA},
+	{"schema-registry-cert", OPT_SCHEMA_REGISTRY_CERT},
+	{"schema-registry-key", OPT_SCHEMA_REGISTRY_KEY},
 	{"schema-registry-timeout-ms", OPT_SCHEMA_REGISTRY_TIMEOUT_MS},
 	{"status-interval", OPT_STATUS_INTERVAL},
 };
@@ -487,6 +489,12 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 		case OPT_SCHEMA_REGISTRY_CA:
 			config_set_string(&cfg->schema_registry_ca, value);
 			break;
+		case OPT_SCHEMA_REGISTRY_CERT:
+			config_set_string(&cfg->schema_registry_cert, value);
+			break;
+		case OPT_SCHEMA_REGISTRY_KEY:
+			config_set_string(&cfg->schema_registry_key, value);
+			break;
 		case OPT_SCHEMA_REGISTRY_TIMEOUT_MS:
 			if (config_parse_int(value, 100, 600000, &cfg->schema_registry_timeout_ms) != 0)
 				return config_error(err, errlen,
@@ -699,6 +707,8 @@ config_apply_env(feeder_config *cfg, char *err, size_t errlen)
 		{CONFIG_ENV_SCHEMA_REGISTRY, OPT_SCHEMA_REGISTRY},
 		{CONFIG_ENV_SCHEMA_REGISTRY_CREDENTIALS, OPT_SCHEMA_REGISTRY_CREDENTIALS},
 		{CONFIG_ENV_SCHEMA_REGISTRY_CA, OPT_SCHEMA_REGISTRY_CA},
+		{CONFIG_ENV_SCHEMA_REGISTRY_CERT, OPT_SCHEMA_REGISTRY_CERT},
+		{CONFIG_ENV_SCHEMA_REGISTRY_KEY, OPT_SCHEMA_REGISTRY_KEY},
 		{CONFIG_ENV_STATUS_INTERVAL, OPT_STATUS_INTERVAL},
 	};
 	size_t		i;
@@ -781,6 +791,15 @@ config_check_outbox(feeder_config *cfg, char *err, size_t errlen)
 	if (strcmp(cfg->value_format, "confluent") != 0 && cfg->schema_registry != NULL)
 		return config_error(err, errlen,
 							"--schema-registry is used only with --value-format confluent");
+	if ((cfg->schema_registry_cert == NULL) != (cfg->schema_registry_key == NULL))
+		return config_error(err, errlen,
+							"%s",
+							cfg->schema_registry_cert == NULL ?
+							"--schema-registry-key needs --schema-registry-cert: give the client certificate too" :
+							"--schema-registry-cert needs --schema-registry-key: give the certificate's private key too");
+	if (cfg->schema_registry_cert != NULL && cfg->schema_registry == NULL)
+		return config_error(err, errlen,
+							"--schema-registry-cert is used only with --value-format confluent --schema-registry URL");
 	return CONFIG_OK;
 }
 
@@ -844,6 +863,8 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"schema-registry", required_argument, NULL, OPT_SCHEMA_REGISTRY},
 		{"schema-registry-credentials", required_argument, NULL, OPT_SCHEMA_REGISTRY_CREDENTIALS},
 		{"schema-registry-ca", required_argument, NULL, OPT_SCHEMA_REGISTRY_CA},
+		{"schema-registry-cert", required_argument, NULL, OPT_SCHEMA_REGISTRY_CERT},
+		{"schema-registry-key", required_argument, NULL, OPT_SCHEMA_REGISTRY_KEY},
 		{"schema-registry-timeout-ms", required_argument, NULL, OPT_SCHEMA_REGISTRY_TIMEOUT_MS},
 		{"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
 		{"batch-max-bytes", required_argument, NULL, OPT_BATCH_MAX_BYTES},
@@ -964,6 +985,8 @@ config_free(feeder_config *cfg)
 		memset(cfg->schema_registry_user_info, 0, strlen(cfg->schema_registry_user_info));
 	free(cfg->schema_registry_user_info);
 	free(cfg->schema_registry_ca);
+	free(cfg->schema_registry_cert);
+	free(cfg->schema_registry_key);
 	for (i = 0; i < cfg->nprops; i++)
 	{
 		free(cfg->props[i].key);
@@ -1047,6 +1070,10 @@ config_usage(FILE *out)
 		  "                          in $FEEDER_SCHEMA_REGISTRY_USER_INFO; never logged\n"
 		  "  --schema-registry-ca FILE  CA certificates for an https registry (default: the\n"
 		  "                          system's)                   [$FEEDER_SCHEMA_REGISTRY_CA]\n"
+		  "  --schema-registry-cert FILE  TLS client certificate (PEM) for a registry that\n"
+		  "                          asks for one              [$FEEDER_SCHEMA_REGISTRY_CERT]\n"
+		  "  --schema-registry-key FILE  its private key (PEM, unencrypted; only libcurl\n"
+		  "                          reads it)                  [$FEEDER_SCHEMA_REGISTRY_KEY]\n"
 		  "  --schema-registry-timeout-ms MS  deadline of one request to the registry; past it\n"
 		  "                          the batch is retried like a database outage (default 10000)\n"
 		  "  --accept-position-loss  when the database's position of a partition lies\n"

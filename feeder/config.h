@@ -58,6 +58,8 @@ typedef enum config_option
 	OPT_SCHEMA_REGISTRY,
 	OPT_SCHEMA_REGISTRY_CREDENTIALS,
 	OPT_SCHEMA_REGISTRY_CA,
+	OPT_SCHEMA_REGISTRY_CERT,
+	OPT_SCHEMA_REGISTRY_KEY,
 	OPT_SCHEMA_REGISTRY_TIMEOUT_MS,
 	OPT_STATUS_INTERVAL,
 	OPT_COUNT
@@ -91,6 +93,8 @@ typedef struct feeder_config
 	char	   *schema_registry;	/* URL[,URL]; NULL without one */
 	char	   *schema_registry_user_info;	/* USER:PASSWORD; never logged */
 	char	   *schema_registry_ca;	/* CA file for https; NULL: the system's */
+	char	   *schema_registry_cert;	/* TLS client certificate (PEM); NULL: none */
+	char	   *schema_registry_key;	/* its private key (PEM); never read here */
 	int			schema_registry_timeout_ms;	/* one request's deadline */
 	int			status_interval_s;	/* report to received_orders.feeders; 0 off */
 	config_prop *props;			/* -F file properties first, then -X */
@@ -128,6 +132,8 @@ typedef enum config_result
 #define CONFIG_ENV_SCHEMA_REGISTRY	"FEEDER_SCHEMA_REGISTRY"
 #define CONFIG_ENV_SCHEMA_REGISTRY_CREDENTIALS	"FEEDER_SCHEMA_REGISTRY_CREDENTIALS"
 #define CONFIG_ENV_SCHEMA_REGISTRY_CA	"FEEDER_SCHEMA_REGISTRY_CA"
+#define CONFIG_ENV_SCHEMA_REGISTRY_CERT	"FEEDER_SCHEMA_REGISTRY_CERT"
+#define CONFIG_ENV_SCHEMA_REGISTRY_KEY	"FEEDER_SCHEMA_REGISTRY_KEY"
 #define CONFIG_ENV_STATUS_INTERVAL	"FEEDER_STATUS_INTERVAL"
 /* USER:PASSWORD itself, for those who keep secrets in the environment */
 #define CONFIG_ENV_SCHEMA_REGISTRY_USER_INFO	"FEEDER_SCHEMA_REGISTRY_USER_INFO"

@@ -805,7 +805,7 @@ db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
 		db_copy_message(err, reason);
 		if (st == CONFLUENT_FATAL)
 			snprintf(err->hint, sizeof(err->hint), "%s",
-					 "check --schema-registry (the URL of a Schema Registry), its credentials (--schema-registry-credentials or $FEEDER_SCHEMA_REGISTRY_USER_INFO: USER:PASSWORD allowed to read schemas) and, for https, --schema-registry-ca");
+					 "check --schema-registry (the URL of a Schema Registry), its credentials (--schema-registry-credentials or $FEEDER_SCHEMA_REGISTRY_USER_INFO: USER:PASSWORD allowed to read schemas) and, for https, --schema-registry-ca, and --schema-registry-cert with --schema-registry-key when the registry asks for a client certificate");
 		return -1;
 	}
 	if (st == CONFLUENT_DECODED)

@@ -261,6 +261,8 @@ feeder_make_lanes(feeder_app *app, const feeder_config *cfg)
 			.urls = cfg->schema_registry,
 			.user_info = cfg->schema_registry_user_info,
 			.ca_file = cfg->schema_registry_ca,
+			.cert_file = cfg->schema_registry_cert,
+			.key_file = cfg->schema_registry_key,
 			.timeout_ms = cfg->schema_registry_timeout_ms,
 			.max_schemas = FEEDER_REGISTRY_MAX_SCHEMAS,
 		};

@@ -9,7 +9,9 @@
  * schema named by the GUID of a __value_schema_id header.  A schema never changes under its id, so each
  * id is asked once and kept, up to max_schemas (then an unused one is
  * dropped).  The lanes' threads share the cache under a mutex; a fetch
- * runs outside it.  Answers are classed by whose fault they are:
+ * runs outside it, and only one lane fetches a given id (or GUID) at a
+ * time: the others wait for its answer (a registry_fetching entry), so
+ * lanes that meet a new id at once still ask the registry once.  Answers are classed by whose fault they are:
  * unreachable, timing out, 5xx or 429 is transient (the batch waits and
  * is retried); 401, 403, a TLS failure, or an answer that is no registry's
  * is a configuration error; 404 with error code 40403 (or 40401) means the
@@ -33,15 +35,27 @@
 /* Largest answer accepted (a schema is rarely more than a few kB). */
 #define REGISTRY_MAX_ANSWER (8 * 1024 * 1024)
 
+/* A lookup asking the registry, on its lane's stack, listed under lock. */
+typedef struct registry_fetching
+{
+	int32_t		id;
+	const char *guid;			/* NULL: by id */
+	struct registry_fetching *next;
+} registry_fetching;
+
 struct registry
 {
 	char	  **urls;
 	int			nurls;
 	char	   *user_info;
 	char	   *ca_file;
+	char	   *cert_file;
+	char	   *key_file;
 	long		timeout_ms;
 	int			max_schemas;
 	pthread_mutex_t lock;
+	pthread_cond_t fetched;		/* a fetch ended: see fetching */
+	registry_fetching *fetching;	/* under lock */
 	registry_schema **cache;
 	int			ncache;
 	uint64_t	fetches;
@@ -128,11 +142,14 @@ registry_new(const registry_options *opts)
 	free(copy);
 	r->user_info = opts->user_info ? strdup(opts->user_info) : NULL;
 	r->ca_file = opts->ca_file ? strdup(opts->ca_file) : NULL;
+	r->cert_file = opts->cert_file ? strdup(opts->cert_file) : NULL;
+	r->key_file = opts->key_file ? strdup(opts->key_file) : NULL;
 	r->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 10000;
 	r->max_schemas = opts->max_schemas > 0 ? opts->max_schemas : 1000;
 	r->cache = calloc(r->max_schemas, sizeof(registry_schema *));
 	r->stats.up = 1;			/* until a request says otherwise */
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->fetched, NULL);
 	if (r->urls == NULL || r->cache == NULL || r->nurls == 0)
 	{
 		registry_free(r);
@@ -256,6 +273,25 @@ registry_error_code(const registry_body *body, char *message, size_t len)
 }
 
 /*
+ * registry_tls_refused
+ *		Whether a failed request was the registry refusing the client in
+ *		TLS: libcurl's "client certificate required", or a TLS alert
+ *		received after the handshake (TLS 1.3 verifies the client's
+ *		certificate after the client's side of the handshake is done, so
+ *		OpenSSL reports the server's alert, "certificate required", "bad
+ *		certificate", "unknown ca", on the first read).
+ */
+static int
+registry_tls_refused(CURLcode rc, const char *what_failed)
+{
+	if (rc == CURLE_SSL_CLIENTCERT)
+		return 1;
+	return (rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
+		strstr(what_failed, " alert ") != NULL &&
+		strstr(what_failed, "close notify") == NULL;
+}
+
+/*
  * registry_fetch_one
  *		Ask one URL for an id.
  */
@@ -308,6 +344,12 @@ registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 	}
 	if (r->ca_file)
 		curl_easy_setopt(curl, CURLOPT_CAINFO, r->ca_file);
+	if (r->cert_file)
+	{
+		/* libcurl reads the files; the key never passes through here */
+		curl_easy_setopt(curl, CURLOPT_SSLCERT, r->cert_file);
+		curl_easy_setopt(curl, CURLOPT_SSLKEY, r->key_file);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &started);
 	rc = curl_easy_perform(curl);
 	clock_gettime(CLOCK_MONOTONIC, &ended);
@@ -317,12 +359,16 @@ registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 
 	if (rc != CURLE_OK)
 	{
-		int			tls = rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_PEER_FAILED_VERIFICATION ||
-			rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CACERT_BADFILE ||
-			rc == CURLE_SSL_CIPHER;
+		const char *what_failed = curl_err[0] ? curl_err : curl_easy_strerror(rc);
+		int			refused = registry_tls_refused(rc, what_failed);
+		int			tls = refused || rc == CURLE_SSL_CONNECT_ERROR ||
+			rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CERTPROBLEM ||
+			rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CIPHER;
 
-		snprintf(err, errlen, "schema registry %s: %s", base,
-				 curl_err[0] ? curl_err : curl_easy_strerror(rc));
+		snprintf(err, errlen, "schema registry %s: %s%s", base, what_failed,
+				 !refused ? "" : r->cert_file == NULL ?
+				 ": the registry requires a TLS client certificate: give --schema-registry-cert and --schema-registry-key" :
+				 ": the registry refused the TLS client certificate: check that --schema-registry-cert is signed by a CA the registry trusts and --schema-registry-key is its key");
 		result = tls ? REGISTRY_FATAL : REGISTRY_TRANSIENT;
 	}
 	else if (status == 200)
@@ -384,51 +430,68 @@ registry_lookup_key(registry *r, int32_t id, const char *guid,
 	registry_schema *s = NULL,
 			   *found;
 	registry_status st = REGISTRY_TRANSIENT;
+	registry_fetching me = {id, guid, NULL},
+			  **link;
 	int			i;
 
 	pthread_mutex_lock(&r->lock);
-	found = registry_find(r, id, guid);
-	pthread_mutex_unlock(&r->lock);
-	if (found)
+	for (;;)
 	{
-		*out = found;
-		return REGISTRY_OK;
+		registry_fetching *f;
+
+		found = registry_find(r, id, guid);
+		if (found)
+		{
+			pthread_mutex_unlock(&r->lock);
+			*out = found;
+			return REGISTRY_OK;
+		}
+		for (f = r->fetching; f != NULL; f = f->next)
+			if (guid ? f->guid != NULL && strcmp(f->guid, guid) == 0 :
+				f->guid == NULL && f->id == id)
+				break;
+		if (f == NULL)
+			break;
+		/* another lane is asking: its answer, or a failure to retry */
+		pthread_cond_wait(&r->fetched, &r->lock);
 	}
+	me.next = r->fetching;
+	r->fetching = &me;
+	pthread_mutex_unlock(&r->lock);
+
 	for (i = 0; i < r->nurls; i++)
 	{
 		st = registry_fetch_one(r, r->urls[i], id, guid, &s, err, errlen);
 		if (st != REGISTRY_TRANSIENT)
 			break;
 	}
-	if (st != REGISTRY_OK)
-		return st;
 
 	pthread_mutex_lock(&r->lock);
-	found = registry_find(r, id, guid);	/* another lane fetched it meanwhile */
-	if (found)
+	for (link = &r->fetching; *link != &me; link = &(*link)->next)
+		;
+	*link = me.next;
+	pthread_cond_broadcast(&r->fetched);
+	if (st != REGISTRY_OK)
 	{
-		registry_schema_free(s);
-		s = found;
+		pthread_mutex_unlock(&r->lock);
+		return st;
 	}
-	else
+	s->refs = 1;
+	if (r->ncache == r->max_schemas)
 	{
-		s->refs = 1;
-		if (r->ncache == r->max_schemas)
+		/* full: drop an unused one, or keep this one uncached */
+		for (i = 0; i < r->ncache && r->cache[i]->refs > 0; i++)
+			;
+		if (i < r->ncache)
 		{
-			/* full: drop an unused one, or keep this one uncached */
-			for (i = 0; i < r->ncache && r->cache[i]->refs > 0; i++)
-				;
-			if (i < r->ncache)
-			{
-				registry_schema_free(r->cache[i]);
-				r->cache[i] = r->cache[--r->ncache];
-			}
+			registry_schema_free(r->cache[i]);
+			r->cache[i] = r->cache[--r->ncache];
 		}
-		if (r->ncache < r->max_schemas)
-		{
-			s->cached = 1;
-			r->cache[r->ncache++] = s;
-		}
+	}
+	if (r->ncache < r->max_schemas)
+	{
+		s->cached = 1;
+		r->cache[r->ncache++] = s;
 	}
 	pthread_mutex_unlock(&r->lock);
 	*out = s;
@@ -520,6 +583,9 @@ registry_free(registry *r)
 		memset(r->user_info, 0, strlen(r->user_info));
 	free(r->user_info);
 	free(r->ca_file);
+	free(r->cert_file);
+	free(r->key_file);
 	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->fetched);
 	free(r);
 }

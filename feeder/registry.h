@@ -49,6 +49,8 @@ typedef struct registry_options
 	const char *urls;			/* URL[,URL]: tried in order */
 	const char *user_info;		/* USER:PASSWORD or NULL */
 	const char *ca_file;		/* NULL: the system's CAs */
+	const char *cert_file;		/* TLS client certificate, or NULL */
+	const char *key_file;		/* its private key (with cert_file) */
 	long		timeout_ms;
 	int			max_schemas;	/* bound of the cache */
 } registry_options;

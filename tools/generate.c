@@ -39,6 +39,11 @@ static const char *const gen_kind_names[GEN_NKINDS] = {
 	"valid", "redelivery", "cross", "divergent", "malformed", "tombstone"
 };
 
+/* Names of the malformed variants in an --output file (malformed-NAME). */
+static const char *const gen_malformed_names[GEN_NMALFORMED] = {
+	"json", "utf8", "array", "no-order-id"
+};
+
 /* One planned message and, after its delivery report, where it landed. */
 typedef struct gen_message
 {
@@ -54,7 +59,8 @@ typedef struct gen_message
 typedef struct gen_run
 {
 	gen_options opts;
-	rd_kafka_t *rk;
+	rd_kafka_t *rk;				/* NULL with --output */
+	FILE	   *out;			/* --output, else NULL */
 	uint64_t	rng;
 	gen_order  *orders;
 	int32_t		norders;
@@ -370,6 +376,41 @@ gen_progress(gen_run *run, int force)
 }
 
 /*
+ * gen_write_message
+ *		--output: one line "KIND KEY VALUE" instead of a Kafka message:
+ *		KIND as in the manifest, malformed-NAME for a malformed value (NAME:
+ *		json, utf8, array, no-order-id), VALUE in hexadecimal or "-" for a
+ *		tombstone.  A written message counts as delivered.
+ */
+static void
+gen_write_message(gen_run *run, gen_message *m, const char *key,
+				  const char *value, long value_len)
+{
+	long		i;
+
+	if (m->kind == GEN_KIND_MALFORMED)
+		fprintf(run->out, "malformed-%s %s ", gen_malformed_names[m->variant], key);
+	else
+		fprintf(run->out, "%s %s ", gen_kind_names[m->kind], key);
+	if (value_len < 0)
+		fputc('-', run->out);
+	for (i = 0; i < value_len; i++)
+		fprintf(run->out, "%02x", (unsigned char) value[i]);
+	fputc('\n', run->out);
+	run->nsent++;
+	if (ferror(run->out))
+	{
+		m->state = -1;
+		if (run->nfailed++ == 0)
+			snprintf(run->first_error, sizeof(run->first_error), "%s",
+					 strerror(errno));
+		return;
+	}
+	m->state = 1;
+	run->ndelivered++;
+}
+
+/*
  * gen_produce
  *		Hand one message to librdkafka, waiting while its queue is full.
  *		A message refused outright counts as failed.
@@ -385,6 +426,11 @@ gen_produce(gen_run *run, gen_message *m, const char *key, const char *value,
 	const char *hvalue = run->opts.header_value;
 	ssize_t		hlen = hvalue ? (ssize_t) strlen(hvalue) : 0;
 
+	if (run->out != NULL)
+	{
+		gen_write_message(run, m, key, value, value_len);
+		return;
+	}
 	for (;;)
 	{
 		/* librdkafka's macros do not parenthesize: plain variables only */
@@ -452,7 +498,8 @@ gen_produce_all(gen_run *run)
 		}
 		gen_build(run, m, value, &value_len, &key);
 		gen_produce(run, m, key, value, value_len);
-		rd_kafka_poll(run->rk, 0);
+		if (run->rk != NULL)
+			rd_kafka_poll(run->rk, 0);
 		gen_progress(run, 0);
 	}
 }
@@ -468,7 +515,7 @@ gen_wait_deliveries(gen_run *run)
 {
 	int			purged = 0;
 
-	while (rd_kafka_outq_len(run->rk) > 0)
+	while (run->rk != NULL && rd_kafka_outq_len(run->rk) > 0)
 	{
 		if (gen_stop >= 2 && !purged)
 		{
@@ -587,7 +634,18 @@ main(int argc, char **argv)
 	run.next_reference = 1;
 	if (gen_plan(&run) != 0)
 		return GEN_EXIT_USAGE;
-	gen_create_producer(&run);
+	if (run.opts.output != NULL)
+	{
+		run.out = fopen(run.opts.output, "w");
+		if (run.out == NULL)
+		{
+			fprintf(stderr, GEN_NAME ": could not open \"%s\": %s\n",
+					run.opts.output, strerror(errno));
+			return GEN_EXIT_FAILED;
+		}
+	}
+	else
+		gen_create_producer(&run);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = gen_signal_handler;
@@ -599,6 +657,12 @@ main(int argc, char **argv)
 	run.next_progress_ms = run.start_ms + 1000;
 	gen_produce_all(&run);
 	gen_wait_deliveries(&run);
+	if (run.out != NULL && (fclose(run.out) != 0 || run.nfailed > 0))
+	{
+		fprintf(stderr, GEN_NAME ": could not write \"%s\": %s\n",
+				run.opts.output, run.nfailed > 0 ? run.first_error : strerror(errno));
+		return GEN_EXIT_FAILED;
+	}
 
 	gen_print_account(&run);
 	if (run.opts.manifest != NULL && gen_write_manifest(&run) != 0)
@@ -615,6 +679,7 @@ main(int argc, char **argv)
 				run.nsent, run.opts.count);
 		status = GEN_EXIT_FAILED;
 	}
-	rd_kafka_destroy(run.rk);
+	if (run.rk != NULL)
+		rd_kafka_destroy(run.rk);
 	return status;
 }

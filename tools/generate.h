@@ -70,6 +70,7 @@ typedef struct gen_options
 	double		ratios[GEN_NKINDS];
 	int			progress;
 	const char *manifest;
+	const char *output;			/* --output FILE: no Kafka, lines in FILE */
 	char	  **props;			/* -X key=value, in order */
 	int			nprops;
 	int			debezium;		/* --envelope debezium */

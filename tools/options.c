@@ -31,10 +31,17 @@ gen_usage(FILE *out)
 {
 	fprintf(out,
 			"Usage: " GEN_NAME " --brokers HOST:PORT[,...] [OPTION]...\n"
+			"       " GEN_NAME " --output FILE [OPTION]...\n"
 			"Produce realistic OrderReceived events to Kafka, keyed by orderId, and print\n"
 			"an account of them (key=value lines on stdout).\n"
 			"\n"
-			"  -b, --brokers LIST       bootstrap servers (required)\n"
+			"  -b, --brokers LIST       bootstrap servers (required unless --output)\n"
+			"  -o, --output FILE        write the stream to FILE instead of Kafka, one line\n"
+			"                           \"KIND KEY VALUE\" per message (KIND as in --manifest,\n"
+			"                           malformed-NAME for malformed values, NAME: json, utf8,\n"
+			"                           array, no-order-id; VALUE in hex, \"-\" for a NULL\n"
+			"                           value), for a serializer to rewrite (demo/run --avro);\n"
+			"                           the account counts the written messages\n"
 			"  -t, --topic NAME         topic (default orders)\n"
 			"  -n, --count N            messages to produce, every kind included (default 1000)\n"
 			"  -r, --rate PER_SEC       messages per second, 0 = unlimited (default 0)\n"
@@ -134,6 +141,7 @@ gen_parse_options(gen_options *opts, int argc, char **argv)
 		{"progress", no_argument, NULL, OPT_PROGRESS},
 		{"envelope", required_argument, NULL, OPT_ENVELOPE},
 		{"header", required_argument, NULL, OPT_HEADER},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -151,12 +159,17 @@ gen_parse_options(gen_options *opts, int argc, char **argv)
 	if (opts->props == NULL)
 		gen_usage_error("%s", "out of memory");
 
-	while ((c = getopt_long(argc, argv, "b:t:n:r:s:X:h", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "b:o:t:n:r:s:X:h", longopts, NULL)) != -1)
 	{
 		switch (c)
 		{
 			case 'b':
 				opts->brokers = optarg;
+				break;
+			case 'o':
+				if (*optarg == '\0')
+					gen_usage_error("%s", "--output must not be empty");
+				opts->output = optarg;
 				break;
 			case 't':
 				if (*optarg == '\0')
@@ -224,8 +237,15 @@ gen_parse_options(gen_options *opts, int argc, char **argv)
 	}
 	if (optind < argc)
 		gen_usage_error("unexpected argument \"%s\"", argv[optind]);
-	if (opts->brokers == NULL || *opts->brokers == '\0')
-		gen_usage_error("%s", "--brokers is required");
+	if (opts->output != NULL)
+	{
+		if (opts->brokers != NULL)
+			gen_usage_error("%s", "--output writes a file instead of producing to Kafka: drop --brokers");
+		if (opts->rate > 0)
+			gen_usage_error("%s", "--rate paces Kafka deliveries: drop it with --output");
+	}
+	else if (opts->brokers == NULL || *opts->brokers == '\0')
+		gen_usage_error("%s", "--brokers is required (or --output FILE)");
 	for (k = GEN_KIND_REDELIVERY; k < GEN_NKINDS; k++)
 		sum += opts->ratios[k];
 	if (sum > 1)

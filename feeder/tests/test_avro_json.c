@@ -209,6 +209,38 @@ test_bad_enum_and_garbage(void **state)
 }
 
 /*
+ * test_decimal_short
+ *		A decimal whose bytes have fewer digits than its scale: zeros are
+ *		written up to the point (the digits' buffer once had room for the
+ *		bytes' digits only: a heap overflow the framed-values fuzzer found
+ *		under AddressSanitizer); no bytes at all is 0.
+ */
+static void
+test_decimal_short(void **state)
+{
+	static const char schema[] =
+		"{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":20,\"scale\":12}";
+	char		err[256];
+	avro_json_buf out = {0};
+	avro_json_schema *d;
+
+	(void) state;
+	avro_json_init();
+	d = avro_json_compile(schema, sizeof(schema) - 1, err, sizeof(err));
+	assert_non_null(d);
+	assert_int_equal(avro_json_decode(d, "\x02\x01", 2, &out, err, sizeof(err)), 0);
+	assert_string_equal(out.data, "0.000000000001");
+	avro_json_buf_reset(&out);
+	assert_int_equal(avro_json_decode(d, "\x02\xff", 2, &out, err, sizeof(err)), 0);
+	assert_string_equal(out.data, "-0.000000000001");
+	avro_json_buf_reset(&out);
+	assert_int_equal(avro_json_decode(d, "\x00", 1, &out, err, sizeof(err)), 0);
+	assert_string_equal(out.data, "0.000000000000");
+	avro_json_free(d);
+	avro_json_buf_free(&out);
+}
+
+/*
  * test_mutations
  *		Confluent's bytes cut at every length and with every bit of every
  *		byte flipped: each decodes or is refused with a reason, never a
@@ -265,6 +297,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_mutations, setup, teardown),
 		cmocka_unit_test(test_not_an_avro_schema),
 		cmocka_unit_test(test_bad_enum_and_garbage),
+		cmocka_unit_test(test_decimal_short),
 	};
 
 	return cmocka_run_group_tests_name("avro_json", tests, NULL, NULL);

@@ -44,6 +44,8 @@ clear_env(void **state)
 	unsetenv("FEEDER_SCHEMA_REGISTRY");
 	unsetenv("FEEDER_SCHEMA_REGISTRY_CREDENTIALS");
 	unsetenv("FEEDER_SCHEMA_REGISTRY_CA");
+	unsetenv("FEEDER_SCHEMA_REGISTRY_CERT");
+	unsetenv("FEEDER_SCHEMA_REGISTRY_KEY");
 	unsetenv("FEEDER_SCHEMA_REGISTRY_USER_INFO");
 	unsetenv("FEEDER_STATUS_INTERVAL");
 	return 0;
@@ -807,6 +809,74 @@ test_schema_registry_options(void **state)
 }
 
 /*
+ * test_schema_registry_client_cert
+ *		--schema-registry-cert and --schema-registry-key: from the command
+ *		line, a -F file and FEEDER_* variables (the flag wins); one without
+ *		the other, or without a registry, is refused naming what to add.
+ */
+static void
+test_schema_registry_client_cert(void **state)
+{
+	feeder_config cfg;
+	char		err[512];
+	char	   *path;
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "https://r:8081"), CONFIG_OK);
+	assert_null(cfg.schema_registry_cert);
+	assert_null(cfg.schema_registry_key);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "https://r:8081",
+						   "--schema-registry-cert", "/etc/f/client.crt",
+						   "--schema-registry-key", "/etc/f/client.key"), CONFIG_OK);
+	assert_string_equal(cfg.schema_registry_cert, "/etc/f/client.crt");
+	assert_string_equal(cfg.schema_registry_key, "/etc/f/client.key");
+	config_free(&cfg);
+
+	path = write_file("value-format=confluent\nschema-registry=https://r:8081\n"
+					  "schema-registry-cert=/f/c.crt\nschema-registry-key=/f/c.key\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path), CONFIG_OK);
+	assert_string_equal(cfg.schema_registry_cert, "/f/c.crt");
+	assert_string_equal(cfg.schema_registry_key, "/f/c.key");
+	config_free(&cfg);
+	unlink(path);
+
+	setenv("FEEDER_VALUE_FORMAT", "confluent", 1);
+	setenv("FEEDER_SCHEMA_REGISTRY", "https://r:8081", 1);
+	setenv("FEEDER_SCHEMA_REGISTRY_CERT", "/env/c.crt", 1);
+	setenv("FEEDER_SCHEMA_REGISTRY_KEY", "/env/c.key", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_string_equal(cfg.schema_registry_cert, "/env/c.crt");
+	assert_string_equal(cfg.schema_registry_key, "/env/c.key");
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--schema-registry-cert", "/flag/c.crt"), CONFIG_OK);
+	assert_string_equal(cfg.schema_registry_cert, "/flag/c.crt");
+	assert_string_equal(cfg.schema_registry_key, "/env/c.key");
+	config_free(&cfg);
+	clear_env(NULL);
+
+	/* refused */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "https://r:8081",
+						   "--schema-registry-cert", "/f/c.crt"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "--schema-registry-cert needs --schema-registry-key"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "https://r:8081",
+						   "--schema-registry-key", "/f/c.key"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "--schema-registry-key needs --schema-registry-cert"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--schema-registry-cert", "/f/c.crt",
+						   "--schema-registry-key", "/f/c.key"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "only with --value-format confluent --schema-registry"));
+	config_free(&cfg);
+}
+
+/*
  * test_status_interval
  *		--status-interval: 10 by default; flag, -F key and FEEDER_STATUS_INTERVAL
  *		(the flag wins); 0 turns the report off; beyond 3600 is refused.
@@ -852,6 +922,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_flags_and_defaults, clear_env),
 		cmocka_unit_test_setup(test_schema_registry_options, clear_env),
+		cmocka_unit_test_setup(test_schema_registry_client_cert, clear_env),
 		cmocka_unit_test_setup(test_outbox_options, clear_env),
 		cmocka_unit_test_setup(test_dsn_hidden_in_argv, clear_env),
 		cmocka_unit_test_setup(test_repeatable_topic_and_numbers, clear_env),

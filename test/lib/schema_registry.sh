@@ -10,11 +10,14 @@
 #   sr_npm_install          `npm ci` of the pinned packages, once per lock
 #                           file, into $RO_NPM_DIR (default
 #                           ~/.cache/received_orders/npm-<lock digest>)
-#   sr_start DIR [USER:PASS [CERT KEY CA]]
+#   sr_start DIR [USER:PASS [CERT KEY CA [CLIENT_CA CLIENT_CERT CLIENT_KEY]]]
 #                           start the registry (basic auth when USER:PASS is
 #                           given; https with CERT and KEY, whose CA file
-#                           the clients here then trust) on a free port;
-#                           sets SR_URL and SR_PID; stopped by PID at exit
+#                           the clients here then trust; with CLIENT_CA it
+#                           requires a TLS client certificate signed by it,
+#                           and the clients here present CLIENT_CERT with
+#                           CLIENT_KEY) on a free port; sets SR_URL and
+#                           SR_PID; stopped by PID at exit
 #   sr_stop                 stop it
 #   sr_mode MODE            how /schemas/* answer: ok, slow, 500, 503, 404,
 #                           401, 403 (registry.js's switches)
@@ -27,6 +30,8 @@ SR_URL=
 SR_PID=
 SR_USER=
 SR_CA=
+SR_CLIENT=()		# curl's options of the client certificate, when required
+SR_CLIENT_NODE=()	# produce.js's
 
 # sr_npm_install — the pinned npm packages, installed once (see header)
 sr_npm_install() {
@@ -49,7 +54,14 @@ sr_start() {
 	local dir=$1 deadline tls=() scheme=http
 	SR_USER=${2:-}
 	SR_CA=${5:-}
+	SR_CLIENT=()
+	SR_CLIENT_NODE=()
 	[ -n "${3:-}" ] && tls=(--tls-cert "$3" --tls-key "$4") && scheme=https
+	if [ -n "${6:-}" ]; then
+		tls+=(--tls-client-ca "$6")
+		SR_CLIENT=(--cert "$7" --key "$8")
+		SR_CLIENT_NODE=(--tls-cert "$7" --tls-key "$8")
+	fi
 	rm -f "$dir/sr.port"
 	node "$RO_ROOT/test/schema-registry/registry.js" --port-file "$dir/sr.port" \
 		${SR_USER:+--user "$SR_USER"} "${tls[@]}" >>"$dir/registry.log" 2>&1 &
@@ -75,17 +87,17 @@ sr_stop() {
 
 # sr_mode MODE — switch how schema lookups answer
 sr_mode() {
-	curl -sS --max-time 5 ${SR_CA:+--cacert "$SR_CA"} -X PUT "$SR_URL/_control/mode/$1" >/dev/null
+	curl -sS --max-time 5 ${SR_CA:+--cacert "$SR_CA"} "${SR_CLIENT[@]}" -X PUT "$SR_URL/_control/mode/$1" >/dev/null
 }
 
 # sr_stats KIND — requests of KIND so far (0 when none)
 sr_stats() {
-	curl -sS --max-time 5 ${SR_CA:+--cacert "$SR_CA"} "$SR_URL/_control/stats" |
+	curl -sS --max-time 5 ${SR_CA:+--cacert "$SR_CA"} "${SR_CLIENT[@]}" "$SR_URL/_control/stats" |
 		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]||0))' "$1"
 }
 
 # sr_produce SPEC OUT_DIR — framed messages by the official serializers
 sr_produce() {
 	NODE_EXTRA_CA_CERTS=${SR_CA:-} node "$RO_ROOT/test/schema-registry/produce.js" --registry "$SR_URL" \
-		${SR_USER:+--user "$SR_USER"} --out "$2" "$1"
+		${SR_USER:+--user "$SR_USER"} "${SR_CLIENT_NODE[@]}" --out "$2" "$1"
 }

@@ -10,7 +10,9 @@
 // stand-in registry.js, or any other).  Each message's framed bytes go to
 // OUT_DIR/NAME.bin, for kcat to write to Kafka.
 //
-// Usage: node produce.js --registry URL [--user USER:PASS] --out OUT_DIR SPEC.json
+// Usage: node produce.js --registry URL [--user USER:PASS]
+//        [--tls-cert FILE --tls-key FILE] --out OUT_DIR SPEC.json
+// (--tls-cert/--tls-key: the client certificate a registry may require)
 // SPEC.json: [{"name": "01", "subject": "orders-value", "type": "AVRO"|"JSON",
 //              "schema": {...}, "value": {...}}, ...]
 // In a value, {"$bytes": "HEX"} is a Buffer (Avro bytes, fixed, decimal).
@@ -22,22 +24,9 @@
 
 const fs = require('fs');
 const path = require('path');
-// The client and the serializers only (not the package's index, which also
-// loads every KMS driver of field encryption: AWS, Azure, GCP, Vault)
-const sr = Object.assign({},
-	require('@confluentinc/schemaregistry/dist/schemaregistry-client'),
-	require('@confluentinc/schemaregistry/dist/serde/serde'),
-	require('@confluentinc/schemaregistry/dist/serde/avro'),
-	require('@confluentinc/schemaregistry/dist/serde/json'));
+const { sr, parseArgs, client: srClient } = require('./serde');
 
-const args = {};
-const rest = [];
-for (let i = 2; i < process.argv.length; i++) {
-	if (process.argv[i].startsWith('--'))
-		args[process.argv[i].slice(2)] = process.argv[++i];
-	else
-		rest.push(process.argv[i]);
-}
+const { options: args, rest } = parseArgs(process.argv);
 
 // {"$bytes": "HEX"} -> Buffer, recursively
 function revive(v) {
@@ -56,10 +45,7 @@ function revive(v) {
 
 async function main() {
 	const spec = JSON.parse(fs.readFileSync(rest[0], 'utf8'));
-	const conf = { baseURLs: [args.registry] };
-	if (args.user)
-		conf.basicAuthCredentials = { credentialsSource: 'USER_INFO', userInfo: args.user };
-	const client = new sr.SchemaRegistryClient(conf);
+	const client = srClient(args.registry, args.user, args['tls-cert'], args['tls-key']);
 
 	fs.mkdirSync(args.out, { recursive: true });
 	for (const m of spec) {

@@ -25,7 +25,10 @@
 //   GET /_control/stats                              requests per path kind
 //
 // Usage: node registry.js --port-file FILE [--port N] [--user USER:PASS]
-//        [--tls-cert FILE --tls-key FILE]
+//        [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
+// --tls-client-ca: every client must present a certificate signed by a CA of
+// FILE, as a registry with ssl.client.auth=true asks: without one, or with
+// one that does not verify, the TLS handshake fails (no HTTP answer).
 // It listens on 127.0.0.1, on a free port unless --port is given, and writes
 // the port to --port-file once it listens.
 'use strict';
@@ -228,7 +231,9 @@ function serve(req, res) {
 }
 
 const server = args['tls-cert'] ?
-	https.createServer({ cert: fs.readFileSync(args['tls-cert']), key: fs.readFileSync(args['tls-key']) }, serve) :
+	https.createServer(Object.assign({ cert: fs.readFileSync(args['tls-cert']), key: fs.readFileSync(args['tls-key']) },
+		args['tls-client-ca'] ? { requestCert: true, rejectUnauthorized: true, ca: fs.readFileSync(args['tls-client-ca']) } : {}),
+	serve) :
 	http.createServer(serve);
 server.listen(Number(args.port || 0), '127.0.0.1', () => {
 	if (args['port-file'])

@@ -23,7 +23,7 @@ SEED=20240501
 RATIOS=(--redeliveries 0.2 --cross-partition 0.02 --divergent 0.004
 	--malformed 0.004 --tombstones 0.004)
 
-tap_plan 20
+tap_plan 23
 
 GEN=${RO_GENERATE_EVENTS:-$RO_ROOT/tools/ro-generate-events}
 if [[ ! -x $GEN ]]; then
@@ -166,5 +166,25 @@ tap_is "$status $(sed -n 's/^failed=//p' "$WORK/account.dead")" "1 5" \
 status=0
 "$GEN" --brokers "$KAFKA_BOOTSTRAP" --redeliveries 0.7 --malformed 0.5 >/dev/null 2>&1 || status=$?
 tap_is "$status" 2 "ratios adding up to more than 1 are a usage error (exit 2)"
+
+# 21-22: --output (demo/run --avro): the same seed's stream as lines
+# "KIND KEY HEXVALUE" in a file, no Kafka: the same kinds and keys in the
+# same order as the manifest of the run above, the account unchanged
+status=0
+"$GEN" --output "$WORK/stream" --topic orders --count "$COUNT" --seed "$SEED" \
+	"${RATIOS[@]}" >"$WORK/account.output" 2>"$WORK/stderr" || status=$?
+tap_is "$status $(grep -v '^topic=' "$WORK/account.output" | md5sum)" "0 $(grep -v '^topic=' "$WORK/account" | md5sum)" \
+	"--output exits 0 and prints the same account as the run to Kafka"
+awk '{ k = $3; if (k == "malformed" && $4 == "-") key = "?"; else key = (k == "cross") ? $5 : $4; print k, key }' \
+	"$WORK/manifest" >"$WORK/manifest.keys"
+awk '{ k = $1; sub(/^malformed-.*/, "malformed", k); key = ($1 == "malformed-no-order-id") ? "?" : $2
+	# a tombstone has "-" as value; every other value is hex of its bytes
+	if (($1 == "tombstone") != ($3 == "-") || ($3 != "-" && $3 !~ /^([0-9a-f][0-9a-f])+$/)) key = "BAD-VALUE"
+	print k, key }' "$WORK/stream" >"$WORK/stream.keys"
+tap_cmd "its lines have the manifest's kinds and keys, in order, values in hex (NULL as -)" \
+	cmp "$WORK/manifest.keys" "$WORK/stream.keys"
+status=0
+"$GEN" --output "$WORK/x" --brokers "$KAFKA_BOOTSTRAP" >/dev/null 2>&1 || status=$?
+tap_is "$status" 2 "--output with --brokers is a usage error (exit 2)"
 
 tap_done
