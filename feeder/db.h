@@ -38,17 +38,6 @@ typedef struct db_row
 	const char *message;
 } db_row;
 
-typedef struct db_error
-{
-	db_error_class cls;
-	char		sqlstate[6];	/* "" when none */
-	char		message[1024];
-	char		hint[1024];		/* what to fix; "" means db_fatal_hint() */
-	const char *step;			/* connect, privileges, prepare, begin,
-								 * execute, commit, check (db_check_idle),
-								 * positions, adopt */
-} db_error;
-
 /* The database's position of one partition for the feeder's group. */
 typedef struct db_position
 {
