@@ -53,7 +53,7 @@ adopt_log_db_failure(const db_error *err)
 
 	if (err->cls == DB_ERR_FATAL)
 	{
-		deliver_log_fatal(err);
+		db_log_fatal(err);
 		return FEEDER_EXIT_DATABASE;
 	}
 	log_begin(&line, LOG_FATAL, "adoption_failed");

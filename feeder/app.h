@@ -1,8 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * app.h
- *	  State shared by the main loop (loop.c) and batch delivery
- *	  (deliver.c): one feeder_app per process, with its lanes (lane.h).
+ *	  State shared by the main loop (loop.c), batch delivery (deliver.c)
+ *	  and positions (positions.c): one feeder_app per process, with its
+ *	  lanes (lane.h).
+ *
+ * Calls go one way, from the top down: main.c starts the loop; the loop
+ * drives delivery and positions (it checks a new session's positions
+ * before it hands a batch to delivery); neither calls back into the loop,
+ * and what they share with it lives below them (clock.h, db_errors.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -55,25 +61,28 @@ typedef struct feeder_app
 /* Set by the SIGTERM/SIGINT handler in main.c. */
 extern volatile sig_atomic_t feeder_stop;
 
-extern int64_t loop_now_ms(void);
+/* loop.c */
 extern int	loop_run(feeder_app *app);
-extern void loop_prune_revoked(feeder_app *app);
 extern void loop_quiesce(void *arg);
 extern void loop_lane_done(void *arg);
 
-extern int	positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts);
-extern int	positions_needed(const feeder_app *app, const lane *l);
-extern db_error_class positions_reconcile(feeder_app *app, lane *l, db_error *err);
-
-extern int	adopt_kafka_offsets(const feeder_config *cfg, rd_kafka_conf_t *conf);
+/* deliver.c */
 
 /* A batch runs at most its statement timeout and this long (its COMMIT). */
 #define DELIVER_DEADLINE_GRACE_MS 10000
 
 extern int64_t deliver_deadline_ms(const feeder_app *app);
 extern void deliver_start(feeder_app *app, lane *l);
+extern void deliver_failed(feeder_app *app, lane *l, const db_error *err);
 extern void deliver_finish(feeder_app *app, lane *l);
 extern void deliver_abandon(feeder_app *app, lane *l);
-extern void deliver_log_fatal(const db_error *err);
+
+/* positions.c */
+extern int	positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts);
+extern int	positions_needed(const feeder_app *app, const lane *l);
+extern db_error_class positions_reconcile(feeder_app *app, lane *l, db_error *err);
+
+/* adopt.c */
+extern int	adopt_kafka_offsets(const feeder_config *cfg, rd_kafka_conf_t *conf);
 
 #endif							/* FEEDER_APP_H */

@@ -44,6 +44,7 @@
 #include <libpq-fe.h>
 
 #include "confluent.h"
+#include "db.h"
 #include "db_int.h"
 #include "db_rows.h"
 #include "feeder.h"
@@ -365,22 +366,6 @@ db_session(const db_conn *db)
 }
 
 /*
- * db_copy_message
- *		Copy a libpq message into err, without its trailing newline.
- */
-void
-db_copy_message(db_error *err, const char *msg)
-{
-	size_t		n;
-
-	snprintf(err->message, sizeof(err->message), "%s",
-			 msg && *msg ? msg : "unknown error");
-	n = strlen(err->message);
-	while (n > 0 && (err->message[n - 1] == '\n' || err->message[n - 1] == ' '))
-		err->message[--n] = '\0';
-}
-
-/*
  * db_choose_timeouts
  *		On a new session, the statement_timeout and lock_timeout each batch
  *		sets for its own transaction (SET LOCAL, so a pooler in transaction
@@ -458,31 +443,6 @@ db_copy_connect_message(db_error *err, const char *msg)
 		line = end + 1;
 	}
 	db_copy_message(err, buf);
-}
-
-/*
- * db_fill_error
- *		Fill err from a failed result (or from the connection when res is
- *		NULL) and classify it.  A broken connection is at least transient.
- */
-db_error_class
-db_fill_error(PGconn *conn, const PGresult *res, const char *step, db_error *err)
-{
-	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-
-	err->step = step;
-	snprintf(err->sqlstate, sizeof(err->sqlstate), "%s", sqlstate ? sqlstate : "");
-	if (primary)
-		db_copy_message(err, primary);
-	else if (res && *PQresultErrorMessage(res))
-		db_copy_message(err, PQresultErrorMessage(res));
-	else
-		db_copy_message(err, PQerrorMessage(conn));
-	err->cls = db_classify_sqlstate(sqlstate);
-	if (err->cls == DB_ERR_OTHER && PQstatus(conn) != CONNECTION_OK)
-		err->cls = DB_ERR_TRANSIENT;
-	return err->cls;
 }
 
 /*

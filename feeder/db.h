@@ -13,41 +13,10 @@
 
 #include "batch.h"
 #include "db_errors.h"
+#include "db_rows.h"
 #include "pgarray.h"
 #include "registry.h"
 #include "stats.h"
-
-typedef enum db_outcome
-{
-	DB_OUTCOME_INSERTED,
-	DB_OUTCOME_DUPLICATE,
-	DB_OUTCOME_CONFLICT,
-	DB_OUTCOME_REJECTED,
-	DB_OUTCOME_SKIPPED			/* a tombstone: only its position counts */
-} db_outcome;
-
-#define DB_NOUTCOMES 5
-
-/* One result row of materialize_orders, mapped back to its message. */
-typedef struct db_row
-{
-	int			msg_index;		/* index in the batch's msgs[] */
-	db_outcome	outcome;
-	const char *order_id;		/* may be NULL; valid until next run */
-	const char *sqlstate;		/* NULL for inserted/duplicate */
-	const char *message;
-} db_row;
-
-typedef struct db_error
-{
-	db_error_class cls;
-	char		sqlstate[6];	/* "" when none */
-	char		message[1024];
-	char		hint[1024];		/* what to fix; "" means db_fatal_hint() */
-	const char *step;			/* connect, privileges, prepare, begin,
-								 * execute, commit, check (db_check_idle),
-								 * positions, adopt */
-} db_error;
 
 /* The database's position of one partition for the feeder's group. */
 typedef struct db_position
@@ -89,6 +58,5 @@ extern db_error_class db_run_batch(db_conn *db, const batch *b,
 extern db_error_class db_check_idle(db_conn *db, db_error *err);
 extern void db_disconnect(db_conn *db);
 extern void db_free(db_conn *db);
-extern const char *db_outcome_name(db_outcome o);
 
 #endif							/* FEEDER_DB_H */

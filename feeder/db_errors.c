@@ -1,7 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * db_errors.c
- *	  Classification of PostgreSQL errors into retry / exit / other.
+ *	  PostgreSQL errors: a failed step's db_error filled from libpq
+ *	  (db_fill_error), its classification into retry / exit / other, and
+ *	  the line that explains a fatal one before exit 3 (db_log_fatal).
+ *
+ * Below db.c and db_privileges.c, which both fill their errors here; the
+ * loop, delivery, positions and adoption log a fatal one here too.
  *
  * Transient (the same batch is retried, reconnecting as needed): no
  * SQLSTATE at all (the connection broke, or the result of COMMIT is
@@ -46,9 +51,11 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "db_errors.h"
+#include "log.h"
 
 /*
  * db_classify_sqlstate
@@ -346,4 +353,67 @@ db_error_class_name(db_error_class cls)
 			return "other";
 	}
 	return "unknown";
+}
+
+/*
+ * db_copy_message
+ *		Copy a libpq message into err, without its trailing newline.
+ */
+void
+db_copy_message(db_error *err, const char *msg)
+{
+	size_t		n;
+
+	snprintf(err->message, sizeof(err->message), "%s",
+			 msg && *msg ? msg : "unknown error");
+	n = strlen(err->message);
+	while (n > 0 && (err->message[n - 1] == '\n' || err->message[n - 1] == ' '))
+		err->message[--n] = '\0';
+}
+
+/*
+ * db_fill_error
+ *		Fill err from a failed result (or from the connection when res is
+ *		NULL) and classify it.  A broken connection is at least transient.
+ */
+db_error_class
+db_fill_error(PGconn *conn, const PGresult *res, const char *step, db_error *err)
+{
+	const char *sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+
+	err->step = step;
+	snprintf(err->sqlstate, sizeof(err->sqlstate), "%s", sqlstate ? sqlstate : "");
+	if (primary)
+		db_copy_message(err, primary);
+	else if (res && *PQresultErrorMessage(res))
+		db_copy_message(err, PQresultErrorMessage(res));
+	else
+		db_copy_message(err, PQerrorMessage(conn));
+	err->cls = db_classify_sqlstate(sqlstate);
+	if (err->cls == DB_ERR_OTHER && PQstatus(conn) != CONNECTION_OK)
+		err->cls = DB_ERR_TRANSIENT;
+	return err->cls;
+}
+
+/*
+ * db_log_fatal
+ *		The line that explains a configuration or permission error before
+ *		exit 3 (the database's, or the Schema Registry's): what failed and
+ *		what to fix.
+ */
+void
+db_log_fatal(const db_error *err)
+{
+	log_line	line;
+
+	log_begin(&line, LOG_FATAL, err->step && strcmp(err->step, "schema_registry") == 0 ?
+			  "schema_registry_config_error" : "database_config_error");
+	log_kv_str(&line, "step", err->step ? err->step : "");
+	if (err->sqlstate[0])
+		log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_str(&line, "error", err->message);
+	log_kv_str(&line, "hint", err->hint[0] ? err->hint :
+			   db_fatal_hint(err->sqlstate[0] ? err->sqlstate : NULL));
+	log_end(&line);
 }

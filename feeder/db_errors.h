@@ -1,12 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * db_errors.h
- *	  Classification of PostgreSQL errors into retry / exit / other.
+ *	  PostgreSQL errors: the db_error a failed step reports, its
+ *	  classification into retry / exit / other, and the fatal line.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef FEEDER_DB_ERRORS_H
 #define FEEDER_DB_ERRORS_H
+
+#include <libpq-fe.h>
 
 typedef enum db_error_class
 {
@@ -47,6 +50,18 @@ typedef enum db_tls_failure
 	DB_TLS_NOT_SUPPORTED		/* sslmode requires TLS, server has ssl=off */
 } db_tls_failure;
 
+/* What a failed step reports (db_fill_error), and what the feeder logs. */
+typedef struct db_error
+{
+	db_error_class cls;
+	char		sqlstate[6];	/* "" when none */
+	char		message[1024];
+	char		hint[1024];		/* what to fix; "" means db_fatal_hint() */
+	const char *step;			/* connect, privileges, prepare, begin,
+								 * execute, commit, check (db_check_idle),
+								 * positions, adopt */
+} db_error;
+
 extern db_error_class db_classify_sqlstate(const char *sqlstate);
 extern db_retry_reason db_retry_reason_of(const char *sqlstate, const char *step);
 extern const char *db_retry_reason_name(db_retry_reason reason);
@@ -59,5 +74,9 @@ extern db_error_class db_classify_connect(const char *sqlstate, int needs_passwo
 										  db_tls_failure tls, int first);
 extern const char *db_fatal_hint(const char *sqlstate);
 extern const char *db_error_class_name(db_error_class cls);
+extern void db_copy_message(db_error *err, const char *msg);
+extern db_error_class db_fill_error(PGconn *conn, const PGresult *res,
+									const char *step, db_error *err);
+extern void db_log_fatal(const db_error *err);
 
 #endif							/* FEEDER_DB_ERRORS_H */

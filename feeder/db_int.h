@@ -12,7 +12,7 @@
 
 #include <libpq-fe.h>
 
-#include "db.h"
+#include "db_errors.h"
 
 /* The functions the feeder calls, as GRANT and to_regprocedure spell them. */
 #define DB_FUNCTION_SIGNATURE \
@@ -28,9 +28,6 @@
 	"received_orders.adopt_consumer_position(text, text, integer, bigint)"
 #define DB_SCHEMA_NAME "received_orders"
 
-extern void db_copy_message(db_error *err, const char *msg);
-extern db_error_class db_fill_error(PGconn *conn, const PGresult *res,
-									const char *step, db_error *err);
 extern db_error_class db_check_privileges(PGconn *conn, const char *batch_signature,
 										  db_error *err);
 

@@ -1,10 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * deliver.c
- *	  Delivering a lane's batch: the positions check of a new database
- *	  session (positions.c), handing the batch to the lane's thread, and,
- *	  when its transaction is over, the per-message results and the
- *	  acknowledgement (offset store), or the retry.
+ *	  Delivering a lane's batch: handing it to the lane's thread with its
+ *	  deadline, and, when its transaction is over, the per-message results
+ *	  and the acknowledgement (offset store), or the retry.
+ *
+ * Called by the loop (loop.c), which has checked the positions of a new
+ * database session before it hands a batch here (loop_send); nothing here
+ * calls back into the loop or into positions.c.
  *
  * The order is the delivery contract: COMMIT returns "COMMIT", then the
  * outcomes are counted and logged, then the offsets are stored.  On a
@@ -30,6 +33,7 @@
 #include <time.h>
 
 #include "app.h"
+#include "clock.h"
 #include "feeder.h"
 #include "log.h"
 #include "metrics.h"
@@ -48,28 +52,6 @@ deliver_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-/*
- * deliver_log_fatal
- *		The line that explains a configuration or permission error before
- *		exit 3 (the database's, or the Schema Registry's): what failed and
- *		what to fix.
- */
-void
-deliver_log_fatal(const db_error *err)
-{
-	log_line	line;
-
-	log_begin(&line, LOG_FATAL, err->step && strcmp(err->step, "schema_registry") == 0 ?
-			  "schema_registry_config_error" : "database_config_error");
-	log_kv_str(&line, "step", err->step ? err->step : "");
-	if (err->sqlstate[0])
-		log_kv_str(&line, "sqlstate", err->sqlstate);
-	log_kv_str(&line, "error", err->message);
-	log_kv_str(&line, "hint", err->hint[0] ? err->hint :
-			   db_fatal_hint(err->sqlstate[0] ? err->sqlstate : NULL));
-	log_end(&line);
 }
 
 /*
@@ -295,17 +277,17 @@ deliver_abandon(feeder_app *app, lane *l)
  *		at shutdown, else schedule the retry (the main loop pauses the
  *		partitions while any lane waits for one).
  */
-static void
+void
 deliver_failed(feeder_app *app, lane *l, const db_error *err)
 {
-	int64_t		now = loop_now_ms();
+	int64_t		now = clock_now_ms();
 	int			delay;
 
 	if (!db_connected(l->db) || err->cls == DB_ERR_FATAL)
 		metrics_set_database(0, err->message);
 	if (err->cls == DB_ERR_FATAL)
 	{
-		deliver_log_fatal(err);
+		db_log_fatal(err);
 		app->db_config_error = 1;	/* the batch stays unacknowledged */
 		return;
 	}
@@ -367,37 +349,16 @@ deliver_note_watermarks(feeder_app *app, lane *l)
 
 /*
  * deliver_start
- *		Send the lane's batch (new, or due for its retry).  A new database
- *		session may have lost commits: its positions are checked before
- *		anything is sent on it, with every other lane finished first, and
- *		the held messages of partitions sought back are dropped.
+ *		Hand the lane's batch (new, or due for its retry) to its thread,
+ *		with the batch's deadline.  The loop has checked the positions of
+ *		a new database session first (loop_send).
  */
 void
 deliver_start(feeder_app *app, lane *l)
 {
-	db_error	err;
-
-	l->retry_at = -1;
-	if (positions_needed(app, l))
-	{
-		db_error_class cls;
-
-		loop_quiesce(app);
-		cls = positions_reconcile(app, l, &err);
-		if (app->positions_fatal || app->db_config_error)
-			return;				/* the batch stays unacknowledged */
-		if (cls != DB_ERR_NONE)
-		{
-			deliver_failed(app, l, &err);
-			return;
-		}
-		loop_prune_revoked(app);
-		if (l->batch.count == 0)
-			return;
-	}
 	deliver_note_watermarks(app, l);
 	l->started = deliver_seconds();
-	lane_submit(l, loop_now_ms() + deliver_deadline_ms(app));
+	lane_submit(l, clock_now_ms() + deliver_deadline_ms(app));
 }
 
 /*
@@ -417,7 +378,7 @@ deliver_finish(feeder_app *app, lane *l)
 	kafka_store_offsets(app->kc, &l->batch);
 	app->stats.batches++;
 	deliver_grow_cap(app, l);
-	app->last_commit_ms = loop_now_ms();
+	app->last_commit_ms = clock_now_ms();
 	metrics_observe_batch(deliver_seconds() - l->started);
 	metrics_set_database(1, NULL);
 	metrics_publish(&app->stats);
@@ -428,7 +389,7 @@ deliver_finish(feeder_app *app, lane *l)
 
 		log_begin(&line, LOG_INFO, "batch_recovered");
 		log_kv_int(&line, "attempts", l->attempt + 1);
-		log_kv_int(&line, "failing_ms", loop_now_ms() - l->failing_since);
+		log_kv_int(&line, "failing_ms", clock_now_ms() - l->failing_since);
 		log_kv_int(&line, "messages", l->batch.count);
 		log_end(&line);
 	}

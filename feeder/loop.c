@@ -26,6 +26,11 @@
  * not trail the database by auto.commit.interval.ms once the stream
  * pauses.
  *
+ * Before a lane's batch goes to delivery (deliver.c), a new database
+ * session's positions are checked (positions.c) with every other lane
+ * finished first (loop_send): the loop drives both, and neither calls back
+ * into it.
+ *
  * Rebalances: the rebalance callback first lets every running transaction
  * end and acknowledges what committed (loop_quiesce, through
  * kafka_set_quiesce_fn), so a revoke never slips between a COMMIT and the
@@ -40,6 +45,7 @@
 #include <pthread.h>
 
 #include "app.h"
+#include "clock.h"
 #include "feeder.h"
 #include "log.h"
 #include "metrics.h"
@@ -61,26 +67,13 @@
 #define LOOP_SLICE_MS 100
 
 /*
- * loop_now_ms
- *		Monotonic clock in milliseconds.
- */
-int64_t
-loop_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*
  * loop_prune_revoked
  *		After a rebalance, drop the messages of the batch in flight and of
  *		the pending queue whose partitions were revoked: they are not ours
  *		to acknowledge any more, the new owner reads them again from the
  *		committed offset.
  */
-void
+static void
 loop_prune_revoked(feeder_app *app)
 {
 	int			dropped = 0;
@@ -263,7 +256,7 @@ loop_wait_lane(feeder_app *app, lane *l)
 
 	while (!lane_wait_until(l, until))
 	{
-		int64_t		now = loop_now_ms();
+		int64_t		now = clock_now_ms();
 
 		if (!l->cancelled)
 			loop_cancel_late(app, l, now);
@@ -562,7 +555,7 @@ loop_reconnect_lost(feeder_app *app, int64_t now)
 		if (cls == DB_ERR_FATAL)
 		{
 			/* a privilege revoked, a password changed: exit 3 at once */
-			deliver_log_fatal(&err);
+			db_log_fatal(&err);
 			app->db_config_error = 1;
 			return;
 		}
@@ -654,7 +647,7 @@ loop_open_lanes(feeder_app *app, int64_t now)
 static void
 loop_tick(feeder_app *app)
 {
-	int64_t		now = loop_now_ms();
+	int64_t		now = clock_now_ms();
 
 	loop_watch_deadlines(app, now);
 	loop_watch_sessions(app, now);
@@ -691,7 +684,7 @@ loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
 	}
 	if (!got)
 	{
-		int64_t		now = loop_now_ms();
+		int64_t		now = clock_now_ms();
 
 		if (now >= app->next_idle_commit_ms && kafka_commit_async(app->kc))
 			app->next_idle_commit_ms = now + LOOP_IDLE_COMMIT_INTERVAL_MS;
@@ -718,6 +711,41 @@ loop_route(feeder_app *app, const batch_msg *m)
 }
 
 /*
+ * loop_send
+ *		Send a lane's batch (new, or due for its retry) through delivery.
+ *		A new database session may have lost commits: its positions are
+ *		checked first (positions_reconcile), with every other lane finished
+ *		before (loop_quiesce), and the held messages of partitions sought
+ *		back are dropped (loop_prune_revoked); a check that fails is the
+ *		batch's failed attempt (deliver_failed), retried as any other.
+ */
+static void
+loop_send(feeder_app *app, lane *l)
+{
+	db_error	err;
+
+	l->retry_at = -1;
+	if (positions_needed(app, l))
+	{
+		db_error_class cls;
+
+		loop_quiesce(app);
+		cls = positions_reconcile(app, l, &err);
+		if (app->positions_fatal || app->db_config_error)
+			return;				/* the batch stays unacknowledged */
+		if (cls != DB_ERR_NONE)
+		{
+			deliver_failed(app, l, &err);
+			return;
+		}
+		loop_prune_revoked(app);
+		if (l->batch.count == 0)
+			return;
+	}
+	deliver_start(app, l);
+}
+
+/*
  * loop_dispatch
  *		Send the batch of every lane whose database is free: a batch due
  *		for its retry, or what the lane holds when batch_take says so.
@@ -727,7 +755,7 @@ loop_route(feeder_app *app, const batch_msg *m)
 static int
 loop_dispatch(feeder_app *app)
 {
-	int64_t		now = loop_now_ms();
+	int64_t		now = clock_now_ms();
 	int64_t		wait = LOOP_SLICE_MS;
 	int			i;
 
@@ -746,12 +774,12 @@ loop_dispatch(feeder_app *app)
 				wait = left < wait ? left : wait;
 				continue;
 			}
-			deliver_start(app, l);
+			loop_send(app, l);
 			continue;
 		}
 		if (batch_take(&l->batch, &l->pending, now))
 		{
-			deliver_start(app, l);
+			loop_send(app, l);
 			continue;
 		}
 		if (l->batch.count > 0)
@@ -836,8 +864,8 @@ loop_finish(feeder_app *app)
 int
 loop_run(feeder_app *app)
 {
-	app->next_stats_ms = loop_now_ms() + (int64_t) app->cfg->stats_interval_s * 1000;
-	app->last_commit_ms = loop_now_ms();
+	app->next_stats_ms = clock_now_ms() + (int64_t) app->cfg->stats_interval_s * 1000;
+	app->last_commit_ms = clock_now_ms();
 	app->waiting_since_ms = -1;
 	metrics_set_phase(METRICS_RUNNING);
 	while (!loop_stopping(app))

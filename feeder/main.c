@@ -387,7 +387,7 @@ main(int argc, char **argv)
 			metrics_set_database(1, NULL);
 			break;
 		case DB_ERR_FATAL:
-			deliver_log_fatal(&dberr);
+			db_log_fatal(&dberr);
 			metrics_stop();
 			feeder_release_early(&app, &cfg, conf);
 			return FEEDER_EXIT_DATABASE;

@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "clock.h"
 #include "feeder.h"
 #include "log.h"
 
@@ -249,11 +250,11 @@ positions_read(feeder_app *app, db_conn *db, db_position **positions, int *n,
 	}
 	if (cls == DB_ERR_FATAL)
 	{
-		deliver_log_fatal(err);
+		db_log_fatal(err);
 		app->db_config_error = 1;
 		return cls;
 	}
-	now = loop_now_ms();
+	now = clock_now_ms();
 	app->positions_failing++;
 	if (app->positions_failing == 1 ||
 		strcmp(err->sqlstate, app->positions_fail_sqlstate) != 0 ||
