@@ -225,6 +225,7 @@ extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
 extern void RoStoreDeleteQuarantined(int64 id, const pg_uuid_t *order_id,
 									 RoOutcome replayed_as);
 extern bool RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id);
+extern bool RoStoreHasGroups(void);
 extern bool RoStoreLookupGroup(text *consumer_group, char **owner_role,
 							   char **cluster_id);
 extern void RoStoreFillGroup(text *consumer_group, const char *owner_role,

@@ -677,6 +677,22 @@ RoStoreInsertsSuppressible(void)
 }
 
 /*
+ * RoStoreHasGroups
+ *		Whether the installed extension has consumer groups (1.2's
+ *		received_orders_consumer_groups): a 1.2 library serves a 1.1
+ *		installation until ALTER EXTENSION ... UPDATE, whose batch function
+ *		must keep working meanwhile.  Asked on every use (a syscache lookup),
+ *		since the update may happen while a backend lives.
+ */
+bool
+RoStoreHasGroups(void)
+{
+	Oid			nsp = get_namespace_oid(RO_SCHEMA, false);
+
+	return OidIsValid(get_relname_relid("received_orders_consumer_groups", nsp));
+}
+
+/*
  * RoStoreLookupGroup
  *		A consumer group's owner and Kafka cluster id, NULL where none is
  *		recorded (palloc'd in the current context, valid until SPI_finish);

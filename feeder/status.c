@@ -35,11 +35,20 @@
 #include "log.h"
 #include "status.h"
 
-/* A failing report is logged again at most this often (same SQLSTATE). */
 /* How long the exit waits for the last report ("stopped"). */
 #define STATUS_STOP_WAIT_S 3
 
+/* A failing report is logged again at most this often (same SQLSTATE). */
 #define STATUS_RELOG_S 60
+
+/*
+ * Each report is a transaction whose statements are bounded, so that a
+ * report cannot hang the reporter; SET LOCAL, so that a pooler in
+ * transaction mode keeps nothing of it on the server session it hands to
+ * its next client (a session-wide SET would stay there).
+ */
+#define STATUS_BEGIN_SQL \
+	"BEGIN; SET LOCAL statement_timeout = '10s'; SET LOCAL lock_timeout = '5s'"
 
 #define STATUS_SQL \
 	"SELECT received_orders.report_feeder($1, $2, $3, $4::integer, $5," \
@@ -254,9 +263,8 @@ status_update(int healthy, const char *reason, const kafka_partition_lag *parts,
 /*
  * status_connect
  *		The reporter's own connection, as the batches' (the DSN, libpq's
- *		defaults, connect_timeout 10 s unless PGCONNECT_TIMEOUT says), with
- *		its statements bounded so that a report cannot hang the reporter.
- *		NULL with the error in err when it fails.
+ *		defaults, connect_timeout 10 s unless PGCONNECT_TIMEOUT says).  NULL
+ *		with the error in err when it fails.
  */
 static PGconn *
 status_connect(char *err, size_t errlen)
@@ -265,7 +273,6 @@ status_connect(char *err, size_t errlen)
 	const char *values[4];
 	int			n = 0;
 	PGconn	   *conn;
-	PGresult   *res;
 
 	keywords[n] = "fallback_application_name";
 	values[n++] = FEEDER_NAME " status";
@@ -288,8 +295,6 @@ status_connect(char *err, size_t errlen)
 		PQfinish(conn);
 		return NULL;
 	}
-	res = PQexec(conn, "SET statement_timeout = '10s'; SET lock_timeout = '5s'");
-	PQclear(res);
 	return conn;
 }
 
@@ -324,8 +329,36 @@ status_failed(const char *sqlstate, const char *error)
 }
 
 /*
+ * status_result_ok
+ *		Whether res is what a step of the report's transaction should
+ *		return; if not, the failure is counted and logged, res freed, the
+ *		transaction rolled back, and a lost connection dropped (the next
+ *		report reconnects).
+ */
+static int
+status_result_ok(PGresult *res, ExecStatusType want)
+{
+	const char *sqlstate;
+
+	if (PQresultStatus(res) == want)
+		return 1;
+	sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	status_failed(sqlstate ? sqlstate : "", PQerrorMessage(status.conn));
+	PQclear(res);
+	if (PQstatus(status.conn) != CONNECTION_OK)
+	{
+		PQfinish(status.conn);
+		status.conn = NULL;
+	}
+	else if (PQtransactionStatus(status.conn) != PQTRANS_IDLE)
+		PQclear(PQexec(status.conn, "ROLLBACK"));
+	return 0;
+}
+
+/*
  * status_report
- *		Send one snapshot (reporter thread); reconnect first when needed.
+ *		Send one snapshot (reporter thread) in a transaction of its own;
+ *		reconnect first when needed.
  */
 static void
 status_report(const status_snapshot *snap)
@@ -334,6 +367,7 @@ status_report(const status_snapshot *snap)
 	char		err[LOG_VALUE_MAX];
 	char		error_at[32];
 	PGresult   *res;
+	PGresult   *commit;
 
 	if (status.conn != NULL && PQstatus(status.conn) != CONNECTION_OK)
 	{
@@ -359,20 +393,20 @@ status_report(const status_snapshot *snap)
 	params[10] = snap->last_error[0] ? snap->last_error : NULL;
 	params[11] = snap->last_error_at ? error_at : NULL;
 	params[12] = status.interval;
+	res = PQexec(status.conn, STATUS_BEGIN_SQL);
+	if (!status_result_ok(res, PGRES_COMMAND_OK))
+		return;
+	PQclear(res);
 	res = PQexecParams(status.conn, STATUS_SQL, 13, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	if (!status_result_ok(res, PGRES_TUPLES_OK))
+		return;
+	commit = PQexec(status.conn, "COMMIT");
+	if (!status_result_ok(commit, PGRES_COMMAND_OK))
 	{
-		const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-
-		status_failed(sqlstate ? sqlstate : "", PQerrorMessage(status.conn));
 		PQclear(res);
-		if (PQstatus(status.conn) != CONNECTION_OK)
-		{
-			PQfinish(status.conn);
-			status.conn = NULL;
-		}
 		return;
 	}
+	PQclear(commit);
 	if (status.failing)
 	{
 		log_line	line;

@@ -70,13 +70,14 @@ run_accounted() {
 feeder_backend_waiting() {
 	local pid
 	pid=$(sql "SELECT pid FROM pg_stat_activity
-	            WHERE datname = current_database() AND usename = '$E2E_ROLE' AND wait_event_type = 'Lock'")
+	            WHERE datname = current_database() AND $(batch_sessions_where) AND wait_event_type = 'Lock'")
 	[ -n "$pid" ] && echo "$pid"
 }
 
-# feeder_sessions — how many sessions the feeder's role has open
+# feeder_sessions — how many batch sessions the feeder's role has open (the
+# status report's left out, see batch_sessions_where in lib.sh)
 feeder_sessions() {
-	sql "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND usename = '$E2E_ROLE'"
+	sql "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND $(batch_sessions_where)"
 }
 
 # no_feeder_session — the feeder's role has no session open

@@ -42,9 +42,10 @@ done
 flush || bail "kcat could not produce"
 total=$(expected_rows | wc -l)
 
-# role_sessions_are N — the feeders' role has N sessions
+# role_sessions_are N — the feeders' role has N batch sessions (the status
+# report's own session left out)
 role_sessions_are() {
-	[[ $(sql "SELECT count(*) FROM pg_stat_activity WHERE usename = '$E2E_ROLE'") == "$1" ]]
+	[[ $(sql "SELECT count(*) FROM pg_stat_activity WHERE $(batch_sessions_where)") == "$1" ]]
 }
 
 # Every session opens while the feeder is idle, before any message: a lane

@@ -39,9 +39,10 @@ event_sessions() {
 	log_events feeder "$1" | sed -nE 's/.* session=([0-9]+)( .*|$)/\1/p' | sort -un | tr '\n' ' '
 }
 
-# role_sessions_are N — the feeder's role has N sessions on the primary
+# role_sessions_are N — the feeder's role has N batch sessions on the
+# primary (the status report's own session left out)
 role_sessions_are() {
-	[[ $(sql "SELECT count(*) FROM pg_stat_activity WHERE usename = '$E2E_ROLE'") == "$1" ]]
+	[[ $(sql "SELECT count(*) FROM pg_stat_activity WHERE $(batch_sessions_where)") == "$1" ]]
 }
 
 PRIMARY_DIR= # set by pg_start

@@ -27,11 +27,16 @@ GROUP=e2e-27
 PARTITIONS=4
 FEEDER_ARGS=(--batch-size 10 --batch-wait-ms 20 -X auto.commit.interval.ms=200
 	--retry-backoff-ms 100 --retry-backoff-max-ms 1000)
-plan 15
+plan 17
 
 # both_alive — neither feeder has exited
 both_alive() {
 	feeder_alive a && feeder_alive b
+}
+
+# both_reported — both feeders have a member row (their status reports)
+both_reported() {
+	[ "$(sql "SELECT count(*) FROM received_orders.feeders WHERE consumer_group = '$GROUP'")" = 2 ]
 }
 
 # no_config_error — neither feeder logged a configuration error
@@ -59,6 +64,12 @@ check "a session found the statement already prepared on the shared server conne
 	grep -q 'event=statement_shared .*sqlstate=42P05' "$E2E_TMP/a.log" "$E2E_TMP/b.log"
 is "$(grep -hc 'event=db_connected' "$E2E_TMP/a.log" "$E2E_TMP/b.log" | awk '{ n += $1 } END { print (n >= 4) }')" 1 \
 	"four database sessions connected through the pool of one"
+# the status reports (on by default) went through the same server
+# connection: their timeouts must be their transactions' own, not left on
+# the server session for whoever the pooler hands it to next
+check "the feeders reported themselves through the pool" ro_wait_until 30 both_reported
+is "$(psql -X -q -A -t -d "$E2E_DSN" -c 'SHOW statement_timeout' -c 'SHOW lock_timeout' | xargs)" "0 0" \
+	"a client of the pool finds the server session's statement_timeout and lock_timeout as they were (0)"
 
 # --- the pooler's server connection replaced mid-stream
 produce_part 201 300 || bail "kcat could not produce"

@@ -204,11 +204,22 @@ e2e_drop_db() {
 # Every feeder gets a 6 s session timeout (librdkafka's default is 45 s):
 # the mock cluster drops a member that left the group, cleanly or not, only
 # when its session times out, and a member joining meanwhile waits for that.
-# The status report (--status-interval, on by default) opens a session of
-# its own: it is off here because several suites count, terminate or hold
-# the feeder role's sessions; 32-status-from-sql.t turns it on (a later
-# --status-interval wins).
-FEEDER_DEFAULT_ARGS=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500 --status-interval 0)
+# The status report stays as it is by default (--status-interval 10): every
+# suite runs with it, as a deployment does.
+FEEDER_DEFAULT_ARGS=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500)
+
+# The status report opens a database session of its own, named by its
+# fallback_application_name (feeder/status.c); the batches' sessions are
+# named "received-orders-feeder".  A suite that counts, waits for or
+# terminates the sessions that run batches selects them with
+# batch_sessions_where, which leaves the status session out.
+E2E_STATUS_APPLICATION='received-orders-feeder status'
+
+# batch_sessions_where — an SQL condition on pg_stat_activity: the sessions
+# of the feeder's role other than its status report's
+batch_sessions_where() {
+	printf "usename = '%s' AND application_name IS DISTINCT FROM '%s'" "$E2E_ROLE" "$E2E_STATUS_APPLICATION"
+}
 
 # RO_E2E_FEEDER_ARGS: words added to every feeder's arguments (before the
 # suite's own), e.g. "--db-sessions 3" when 23-db-sessions.t runs a suite

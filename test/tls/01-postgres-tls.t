@@ -109,11 +109,11 @@ presents() {
 	[ "$(tls_pg_fingerprint "$PGPORT")" = "$1" ]
 }
 
-# role_sessions — "ssl|client_dn|application_name" of the role's sessions, each distinct line once (the feeder has one session per lane)
+# role_sessions — "ssl|client_dn|application_name" of the role's sessions, each distinct line once (the feeder has one session per lane, and one for its status report)
 role_sessions() {
 	sql "SELECT DISTINCT s.ssl || '|' || coalesce(s.client_dn, '') || '|' || a.application_name
 	       FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
-	      WHERE a.usename = '$E2E_ROLE'"
+	      WHERE a.usename = '$E2E_ROLE' ORDER BY 1"
 }
 
 # committed_unchanged FILE — the group's committed offsets are those saved
@@ -157,8 +157,8 @@ produce_orders 1 40 || bail "kcat could not produce"
 start_with_dsn ok "$(dsn)"
 check "over TLS with its client certificate, the feeder consumes the topic" \
 	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 60
-is "$(role_sessions)" "true|/CN=$E2E_ROLE|received-orders-feeder" \
-	"every session of the feeder is TLS, authenticated by its certificate (pg_stat_ssl)"
+is "$(role_sessions)" "true|/CN=$E2E_ROLE|received-orders-feeder"$'\n'"true|/CN=$E2E_ROLE|$E2E_STATUS_APPLICATION" \
+	"every session of the feeder, its status report's too, is TLS, authenticated by its certificate (pg_stat_ssl)"
 check "event=db_connected names host localhost" log_has ok 'event=db_connected host=localhost '
 
 # --- the server's certificate replaced by an expired one while the feeder
