@@ -751,11 +751,11 @@ REVOKE ALL ON received_orders.received_orders_replays FROM PUBLIC;
 CREATE VIEW received_orders.quarantine_summary AS
 WITH entries AS (
 	SELECT q.outcome, q.sqlstate, q.reason, q.kafka_topic, q.quarantined_at,
-	       q.id, false AS replayed
+	       q.id, false AS replayed, NULL::timestamptz AS replayed_at
 	  FROM received_orders.received_orders_quarantine q
 	UNION ALL
 	SELECT r.outcome, r.sqlstate, r.reason, r.kafka_topic, r.quarantined_at,
-	       r.quarantine_id, true
+	       r.quarantine_id, true, r.replayed_at
 	  FROM received_orders.received_orders_replays r
 )
 SELECT e.outcome, e.sqlstate, k.reason,
@@ -764,7 +764,7 @@ SELECT e.outcome, e.sqlstate, k.reason,
        pg_catalog.count(DISTINCT e.kafka_topic) FILTER (WHERE NOT e.replayed) AS topics,
        pg_catalog.min(e.quarantined_at) FILTER (WHERE NOT e.replayed) AS oldest,
        pg_catalog.max(e.quarantined_at) FILTER (WHERE NOT e.replayed) AS newest,
-       (pg_catalog.array_agg(e.reason ORDER BY e.replayed, e.quarantined_at DESC, e.id DESC))[1] AS example
+       (pg_catalog.array_agg(e.reason ORDER BY e.replayed, COALESCE(e.replayed_at, e.quarantined_at) DESC, e.id DESC))[1] AS example
   FROM entries e
  CROSS JOIN LATERAL (
 	SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(pg_catalog.regexp_replace(e.reason,

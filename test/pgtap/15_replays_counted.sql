@@ -11,7 +11,7 @@
 -- Roles are created inside the transaction and rolled back.
 
 BEGIN;
-SELECT plan(23);
+SELECT plan(24);
 
 -- Conflicts raise a WARNING each; expected here, so kept off the TAP output.
 SET LOCAL client_min_messages = error;
@@ -146,6 +146,19 @@ SELECT is(
 SELECT throws_ok($$SELECT * FROM received_orders.received_orders_replays$$, '42501', NULL,
 	'pg_monitor cannot read the table itself');
 RESET ROLE;
+
+-- the example of a kind replayed twice is the reason replayed last, not the
+-- one quarantined last
+INSERT INTO received_orders.received_orders_replays
+	(quarantine_id, outcome, sqlstate, reason, quarantined_at, order_id, replayed_as, replayed_at)
+VALUES (-1, 'rejected', 'P0015', 'probe reason 1', now() - interval '2 hours',
+        'f1500000-0000-4000-8000-00000000000a', 'inserted', now() + interval '1 minute'),
+       (-2, 'rejected', 'P0015', 'probe reason 2', now() - interval '1 hour',
+        'f1500000-0000-4000-8000-00000000000b', 'inserted', now());
+SELECT is(
+	(SELECT example FROM received_orders.quarantine_summary WHERE sqlstate = 'P0015'),
+	'probe reason 1',
+	'a kind whose every message was replayed shows the reason of its latest replay, whenever it was quarantined');
 
 SELECT results_eq(
 	$$SELECT sum(messages)::int, sum(replayed)::int FROM received_orders.quarantine_summary$$,
