@@ -66,7 +66,7 @@ materialize_order(PG_FUNCTION_ARGS)
 		RoEventReportError(&err, NULL);
 
 	SPI_connect();
-	outcome = MaterializeOne(&event, &stored);
+	outcome = MaterializeOne(&event, NULL, &stored);
 	if (outcome == RO_OUTCOME_CONFLICT)
 		MaterializeConflictReport(WARNING, &event, stored, false);
 	SPI_finish();
