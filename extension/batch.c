@@ -460,26 +460,39 @@ BatchParseAndInsertAll(Batch *batch, BatchItem *unused)
 /*
  * BatchInsertRangeStep
  *		Insert candidates[range_start .. range_end) with one statement and
- *		note which of them wrote a row.
+ *		note which of them wrote a row.  The Schema Registry form's rows
+ *		record the schema id of their framed value (none for JSON values:
+ *		their statement is unchanged).
  */
 static void
 BatchInsertRangeStep(Batch *batch, BatchItem *unused)
 {
 	int			count = batch->range_end - batch->range_start;
 	RoEvent   **events;
+	const int32 **schema_ids = NULL;
 	bool	   *inserted;
 
 	if (count <= 0)
 		return;
 	events = palloc(sizeof(RoEvent *) * count);
 	inserted = palloc(sizeof(bool) * count);
+	if (batch->framed)
+		schema_ids = palloc(sizeof(int32 *) * count);
 	for (int c = 0; c < count; c++)
-		events[c] = &batch->candidates[batch->range_start + c]->event;
-	RoStoreInsertMany(events, count, inserted);
+	{
+		BatchItem  *item = batch->candidates[batch->range_start + c];
+
+		events[c] = &item->event;
+		if (schema_ids != NULL)
+			schema_ids[c] = item->has_schema_id ? &item->schema_id : NULL;
+	}
+	RoStoreInsertMany(events, schema_ids, count, inserted);
 	for (int c = 0; c < count; c++)
 		batch->candidates[batch->range_start + c]->inserted = inserted[c];
 	pfree(events);
 	pfree(inserted);
+	if (schema_ids != NULL)
+		pfree(schema_ids);
 }
 
 /*

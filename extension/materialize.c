@@ -66,7 +66,7 @@ materialize_order(PG_FUNCTION_ARGS)
 		RoEventReportError(&err, NULL);
 
 	SPI_connect();
-	outcome = MaterializeOne(&event, &stored);
+	outcome = MaterializeOne(&event, NULL, &stored);
 	if (outcome == RO_OUTCOME_CONFLICT)
 		MaterializeConflictReport(WARNING, &event, stored, false);
 	SPI_finish();
@@ -150,7 +150,8 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
  * decoded_values element (the feeder decoded an Avro value), or the JSON
  * after the frame (a JSON Schema value); an element with a decode_errors
  * element is rejected with that reason.  kafka_values are the bytes as
- * received: the quarantine keeps them, with the schema id.
+ * received: the quarantine keeps them, with the schema id; a stored row
+ * records its schema id (received_orders.value_schema_id).
  */
 Datum
 materialize_orders_framed(PG_FUNCTION_ARGS)

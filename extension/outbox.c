@@ -13,7 +13,8 @@
  *
  * The Schema Registry form (1.2, fourteen arguments) also takes what the
  * feeder decoded of each value framed by a Schema Registry serializer
- * (frame.c); the quarantine keeps the framed bytes with their schema id.
+ * (frame.c); the quarantine keeps the framed bytes with their schema id,
+ * and a stored row records the schema id (batch.c, store.c).
  *
  * Nothing here judges an event (event.c does): an element either goes on
  * to the validator with the bytes of its event, or is decided here,

@@ -30,16 +30,18 @@ static char *MaterializeConflictMessage(const RoEvent *event,
 /*
  * MaterializeOne
  *		Insert one valid event; tell inserted, duplicate or conflict.
+ *		schema_id (NULL: none) is the Schema Registry id of the framed value
+ *		it came from, recorded on the row it inserts.
  *
  * When the INSERT did nothing, a second statement reads the stored row: in
  * READ COMMITTED it takes a new snapshot, so it sees the row of a concurrent
  * transaction that ON CONFLICT waited for.  *stored is set for a conflict.
  */
 RoOutcome
-MaterializeOne(const RoEvent *event, text **stored)
+MaterializeOne(const RoEvent *event, const int32 *schema_id, text **stored)
 {
 	*stored = NULL;
-	if (RoStoreInsertOne(event))
+	if (RoStoreInsertOne(event, schema_id))
 		return RO_OUTCOME_INSERTED;
 
 	*stored = RoStoreLookupReference(&event->order_id);

@@ -120,7 +120,7 @@ typedef struct BatchItem
 	int			sqlerrcode;		/* 0 unless rejected or conflict */
 	char	   *message;		/* NULL unless rejected or conflict */
 	bool		has_schema_id;	/* the Schema Registry form: a framed value */
-	int32		schema_id;
+	int32		schema_id;		/* for the quarantine and the stored row */
 } BatchItem;
 
 /* A batch: the elements and, for quarantine rows, their coordinates. */
@@ -201,8 +201,9 @@ extern bool RoFrameOpen(const char *data, int len, const char *decoded,
 						int *event_len, RoEventError *err);
 
 /* store.c */
-extern bool RoStoreInsertOne(const RoEvent *event);
-extern int	RoStoreInsertMany(RoEvent **events, int count, bool *inserted);
+extern bool RoStoreInsertOne(const RoEvent *event, const int32 *schema_id);
+extern int	RoStoreInsertMany(RoEvent **events, const int32 *const *schema_ids,
+							  int count, bool *inserted);
 extern text *RoStoreLookupReference(const pg_uuid_t *order_id);
 extern void RoStoreLookupReferences(pg_uuid_t *order_ids, int count,
 									text **references);
@@ -245,7 +246,8 @@ extern bool BatchOpenEnvelope(Batch *batch, BatchItem *item, int i);
 extern char *BatchOtherType(Batch *batch, const char *type, int type_len);
 
 /* outcome.c */
-extern RoOutcome MaterializeOne(const RoEvent *event, text **stored);
+extern RoOutcome MaterializeOne(const RoEvent *event, const int32 *schema_id,
+								text **stored);
 extern bool MaterializeSameText(const text *a, const text *b);
 extern void MaterializeConflictReport(int elevel, const RoEvent *event,
 									  const text *stored, bool quarantined);

@@ -39,6 +39,7 @@ ReplayQuarantined(int64 id)
 	char	   *hint;
 	RoEventError err;
 	RoEvent		event;
+	bool		framed = false;
 	RoOutcome	outcome;
 	text	   *stored;
 
@@ -73,9 +74,11 @@ ReplayQuarantined(int64 id)
 
 	/*
 	 * A value framed by a Schema Registry serializer (1.2): its JSON after
-	 * the frame.  A backend cannot fetch an Avro schema: such a row replays
-	 * once an operator put the event's JSON in raw_value (value_schema_id
-	 * NULL), which the hint says.
+	 * the frame, and the stored row records its schema id as the batch
+	 * function's would.  A backend cannot fetch an Avro schema: such a row
+	 * replays once an operator put the event's JSON in raw_value
+	 * (value_schema_id NULL, and none on the stored row), which the hint
+	 * says.
 	 */
 	if (RoStoreFetchQuarantinedSchemaId(id, &schema_id))
 	{
@@ -87,6 +90,7 @@ ReplayQuarantined(int64 id)
 		if (!RoFrameOpen(data, len, NULL, 0, NULL, &schema_id, &frame_id,
 						 &has_frame_id, &data, &len, &err))
 			RoEventReportError(&err, hint);
+		framed = true;
 	}
 	if (envelope_name != NULL && !RoEnvelopeFromName(envelope_name, &envelope))
 		ereport(ERROR,
@@ -111,7 +115,7 @@ ReplayQuarantined(int64 id)
 							&event, &err))
 		RoEventReportError(&err, hint);
 
-	outcome = MaterializeOne(&event, &stored);
+	outcome = MaterializeOne(&event, framed ? &schema_id : NULL, &stored);
 	if (outcome == RO_OUTCOME_CONFLICT)
 		MaterializeConflictReport(ERROR, &event, stored, false);
 	RoStoreDeleteQuarantined(id, &event.order_id, outcome);

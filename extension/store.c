@@ -40,25 +40,48 @@ typedef struct StorePlan
 	SPIPlanPtr	plan;
 } StorePlan;
 
+/*
+ * Since 1.2 a row stored from a value framed by a Schema Registry serializer
+ * records its schema id (value_schema_id, $4): its own statements, so that a
+ * JSON value's insert stays the statement it was (and serves a 1.1
+ * installation, which has no such column, until ALTER EXTENSION ... UPDATE).
+ */
+#define STORE_INSERT_ONE(extra_column, extra_value) \
+	"INSERT INTO " RO_SCHEMA ".received_orders" \
+	" (order_id, external_reference, payload" extra_column ")" \
+	" VALUES ($1, $2, $3" extra_value ")" \
+	" ON CONFLICT (order_id) DO NOTHING"
+
 static StorePlan insert_one_plan = {
-	"INSERT INTO " RO_SCHEMA ".received_orders"
-	" (order_id, external_reference, payload) VALUES ($1, $2, $3)"
-	" ON CONFLICT (order_id) DO NOTHING",
+	STORE_INSERT_ONE("", ""),
 	3, {UUIDOID, TEXTOID, JSONBOID}
+};
+
+static StorePlan insert_one_framed_plan = {
+	STORE_INSERT_ONE(", value_schema_id", ", $4"),
+	4, {UUIDOID, TEXTOID, JSONBOID, INT4OID}
 };
 
 /*
  * The batch statement inserts the rows in the order given; the caller sorts
  * them by order_id, so that concurrent batches lock keys in one order.
  */
+#define STORE_INSERT_MANY(extra_column, extra_value) \
+	"INSERT INTO " RO_SCHEMA ".received_orders" \
+	" (order_id, external_reference, payload" extra_column ")" \
+	" SELECT pg_catalog.unnest($1), pg_catalog.unnest($2)," \
+	"  pg_catalog.unnest($3)" extra_value \
+	" ON CONFLICT (order_id) DO NOTHING" \
+	" RETURNING order_id"
+
 static StorePlan insert_many_plan = {
-	"INSERT INTO " RO_SCHEMA ".received_orders"
-	" (order_id, external_reference, payload)"
-	" SELECT pg_catalog.unnest($1), pg_catalog.unnest($2),"
-	"  pg_catalog.unnest($3)"
-	" ON CONFLICT (order_id) DO NOTHING"
-	" RETURNING order_id",
+	STORE_INSERT_MANY("", ""),
 	3, {UUIDARRAYOID, TEXTARRAYOID, JSONBARRAYOID}
+};
+
+static StorePlan insert_many_framed_plan = {
+	STORE_INSERT_MANY(", value_schema_id", ", pg_catalog.unnest($4)"),
+	4, {UUIDARRAYOID, TEXTARRAYOID, JSONBARRAYOID, INT4ARRAYOID}
 };
 
 static StorePlan lookup_one_plan = {
@@ -239,7 +262,10 @@ static StorePlan group_fill_plan = {
 static int	StoreExecute(StorePlan *plan, Datum *values, const char *nulls,
 						 int expected);
 static ArrayType *StoreUuidArray(pg_uuid_t *const *uuids, int count);
-static int	StoreInsertChunk(RoEvent **events, int count, bool *inserted);
+static ArrayType *StoreSchemaIdArray(const int32 *const *schema_ids,
+									 int count);
+static int	StoreInsertChunk(RoEvent **events, const int32 *const *schema_ids,
+							 int count, bool *inserted);
 static int	StoreFindFirst(pg_uuid_t *const *uuids, int count,
 						   const pg_uuid_t *id);
 
@@ -288,6 +314,28 @@ StoreUuidArray(pg_uuid_t *const *uuids, int count)
 }
 
 /*
+ * StoreSchemaIdArray
+ *		Build an integer[] from pointers to schema ids (NULL: a NULL
+ *		element).
+ */
+static ArrayType *
+StoreSchemaIdArray(const int32 *const *schema_ids, int count)
+{
+	Datum	   *datums = palloc(sizeof(Datum) * Max(count, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(count, 1));
+	int			dims[1] = {count};
+	int			lbs[1] = {1};
+
+	for (int i = 0; i < count; i++)
+	{
+		nulls[i] = schema_ids[i] == NULL;
+		datums[i] = nulls[i] ? (Datum) 0 : Int32GetDatum(*schema_ids[i]);
+	}
+	return construct_md_array(datums, nulls, 1, dims, lbs, INT4OID,
+							  sizeof(int32), true, TYPALIGN_INT);
+}
+
+/*
  * StoreFindFirst
  *		The index of the first of uuids (sorted by their bytes, repeats
  *		allowed) equal to id, or -1.
@@ -315,16 +363,24 @@ StoreFindFirst(pg_uuid_t *const *uuids, int count, const pg_uuid_t *id)
 /*
  * RoStoreInsertOne
  *		INSERT ... ON CONFLICT DO NOTHING one event; true if a row was written.
+ *		schema_id (NULL: none) is the Schema Registry id of the framed value
+ *		the event came from.
  */
 bool
-RoStoreInsertOne(const RoEvent *event)
+RoStoreInsertOne(const RoEvent *event, const int32 *schema_id)
 {
-	Datum		values[3];
+	Datum		values[4];
 
 	values[0] = UUIDPGetDatum(&event->order_id);
 	values[1] = PointerGetDatum(event->external_reference);
 	values[2] = JsonbPGetDatum(event->payload);
-	StoreExecute(&insert_one_plan, values, NULL, SPI_OK_INSERT);
+	if (schema_id != NULL)
+	{
+		values[3] = Int32GetDatum(*schema_id);
+		StoreExecute(&insert_one_framed_plan, values, NULL, SPI_OK_INSERT);
+	}
+	else
+		StoreExecute(&insert_one_plan, values, NULL, SPI_OK_INSERT);
 	return SPI_processed == 1;
 }
 
@@ -332,7 +388,10 @@ RoStoreInsertOne(const RoEvent *event)
  * RoStoreInsertMany
  *		Insert events (sorted by the caller by order_id, then position) in
  *		statements of at most STORE_INSERT_CHUNK events; set inserted[i] for
- *		each event that wrote a row and return how many did.
+ *		each event that wrote a row and return how many did.  schema_ids is
+ *		NULL for a batch of JSON values; for the Schema Registry form,
+ *		schema_ids[i] is the schema id of events[i]'s framed value (NULL:
+ *		none, a value whose schema a header's GUID named).
  *
  * After each statement the WAL writer is asked to write and flush what the
  * batch has logged so far (XLogSetAsyncXactLSN, as an asynchronous commit
@@ -344,7 +403,8 @@ RoStoreInsertOne(const RoEvent *event)
  * changes nothing of what a commit guarantees.
  */
 int
-RoStoreInsertMany(RoEvent **events, int count, bool *inserted)
+RoStoreInsertMany(RoEvent **events, const int32 *const *schema_ids, int count,
+				  bool *inserted)
 {
 	int			matched = 0;
 
@@ -353,6 +413,7 @@ RoStoreInsertMany(RoEvent **events, int count, bool *inserted)
 	for (int start = 0; start < count; start += STORE_INSERT_CHUNK)
 	{
 		matched += StoreInsertChunk(events + start,
+									schema_ids ? schema_ids + start : NULL,
 									Min(count - start, STORE_INSERT_CHUNK),
 									inserted + start);
 		XLogSetAsyncXactLSN(GetXLogInsertRecPtr());
@@ -365,9 +426,11 @@ RoStoreInsertMany(RoEvent **events, int count, bool *inserted)
  *		RoStoreInsertMany's statement for count events.
  */
 static int
-StoreInsertChunk(RoEvent **events, int count, bool *inserted)
+StoreInsertChunk(RoEvent **events, const int32 *const *schema_ids, int count,
+				 bool *inserted)
 {
-	Datum		values[3];
+	Datum		values[4];
+	int			nvalues = schema_ids ? 4 : 3;
 	pg_uuid_t **uuids = palloc(sizeof(pg_uuid_t *) * Max(count, 1));
 	Datum	   *references = palloc(sizeof(Datum) * Max(count, 1));
 	Datum	   *payloads = palloc(sizeof(Datum) * Max(count, 1));
@@ -385,7 +448,14 @@ StoreInsertChunk(RoEvent **events, int count, bool *inserted)
 												-1, false, TYPALIGN_INT));
 	values[2] = PointerGetDatum(construct_array(payloads, count, JSONBOID,
 												-1, false, TYPALIGN_INT));
-	StoreExecute(&insert_many_plan, values, NULL, SPI_OK_INSERT_RETURNING);
+	if (schema_ids != NULL)
+	{
+		values[3] = PointerGetDatum(StoreSchemaIdArray(schema_ids, count));
+		StoreExecute(&insert_many_framed_plan, values, NULL,
+					 SPI_OK_INSERT_RETURNING);
+	}
+	else
+		StoreExecute(&insert_many_plan, values, NULL, SPI_OK_INSERT_RETURNING);
 
 	/*
 	 * RETURNING names the inserted ids.  events is sorted by order_id (ties
@@ -408,7 +478,7 @@ StoreInsertChunk(RoEvent **events, int count, bool *inserted)
 		matched++;
 	}
 	SPI_freetuptable(SPI_tuptable);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < nvalues; i++)
 		pfree(DatumGetPointer(values[i]));
 	pfree(uuids);
 	pfree(references);

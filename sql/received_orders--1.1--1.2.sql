@@ -779,3 +779,28 @@ COMMENT ON VIEW received_orders.quarantine_summary IS
 REVOKE ALL ON received_orders.quarantine_summary FROM PUBLIC;
 GRANT SELECT ON received_orders.quarantine_summary TO pg_monitor;
 -- end of section: replays recorded ------------------------------------------
+
+-- ---------------------------------------------------------------------------
+-- The schema id on stored rows (issue 26; docs/adr/0005-schema-registry-values.md)
+--
+-- A row stored from a value framed by a Schema Registry serializer records
+-- which schema it came from: value_schema_id is the id the frame named (the
+-- one the feeder read, which it decoded an Avro value with), as the
+-- quarantine records it for a message it keeps.  The Schema Registry form of
+-- materialize_orders sets it; replay_quarantined sets it from a quarantine
+-- row whose value is still framed.  It is NULL for a row from a JSON value
+-- (every other form, materialize_order, a replay of a row whose raw_value an
+-- operator replaced with the event's JSON) and for a value whose schema a
+-- __value_schema_id header named by its GUID (no schema id is read then).
+-- Only the first message of an order stores a row: a redelivery, or the
+-- same order under a later schema version, leaves the row as it is, like
+-- its payload.  Adding a nullable column without a default rewrites
+-- nothing; existing rows get NULL.  It is dumped with the table.
+-- ---------------------------------------------------------------------------
+
+ALTER TABLE received_orders.received_orders
+	ADD COLUMN value_schema_id integer;
+
+COMMENT ON COLUMN received_orders.received_orders.value_schema_id IS
+	'The Schema Registry id of the framed value (Avro or JSON Schema) the row was stored from, as the Schema Registry form of materialize_orders or replay_quarantined read it; NULL for a row stored from a JSON value, or from a value whose schema a __value_schema_id header named by its GUID';
+-- end of section: schema id on stored rows ---------------------------------

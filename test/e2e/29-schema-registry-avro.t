@@ -11,7 +11,8 @@
 #    of the mapping, a JSON Schema value, a redelivery, a tombstone, and the bad
 #    messages: an id the registry does not know, a truncated frame, a plain
 #    JSON value (not framed), an Avro value whose event is invalid.  The
-#    exact rows and quarantine; the payloads value by value; the quarantine
+#    exact rows and quarantine; the payloads value by value; each stored row
+#    records the schema id it came from (value_schema_id); the quarantine
 #    keeps the framed bytes as received and the schema id; each known id is
 #    asked of the registry once.
 # 2. The registry answering 503 when a feeder starts on new messages: the
@@ -28,13 +29,14 @@
 # 5. The schema id in a header: Confluent's HeaderSchemaIdSerializer leaves
 #    the value unframed and names the schema by its GUID in
 #    __value_schema_id; Avro and JSON Schema values are read by GUID
-#    (GET /schemas/guids/{guid}), a GUID the registry does not know is
-#    quarantined naming it.
+#    (GET /schemas/guids/{guid}), their rows have no value_schema_id (a GUID
+#    is no schema id), a GUID the registry does not know is quarantined
+#    naming it.
 # 6. Debezium's outbox router through the Avro converter (--envelope
 #    debezium --event-type OrderReceived, the type in header eventType):
 #    the payload column as an Avro string holding the event, or as an Avro
-#    record; another event type skipped; a Protobuf value rejected as not
-#    supported (not "not valid JSON").
+#    record, stored with its schema id; another event type skipped; a
+#    Protobuf value rejected as not supported (not "not valid JSON").
 #
 # Before this issue every one of these values was quarantined as "not valid
 # JSON".
@@ -52,7 +54,7 @@ SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 54
+plan 57
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
@@ -149,6 +151,21 @@ is "$(sql "SELECT payload = '$(sed "s/'/''/g" "$RO_ROOT/feeder/tests/fixtures/av
 is "$(sql "SELECT payload FROM received_orders.received_orders WHERE order_id = '$(uid 503)'")" \
 	"{\"lines\": [{\"sku\": \"A-1\", \"quantity\": 2}], \"orderId\": \"$(uid 503)\", \"externalReference\": \"SR-503\"}" \
 	"JSON Schema: the payload is the JSON after the frame"
+# sr_id NAME [IDS_FILE] — the schema id the serializer framed message NAME with
+sr_id() {
+	awk -v n="$1" '$1 == n { print $2 }' "${2:-$E2E_TMP/ids}"
+}
+# stored_ids NO... — "REF ID" of the stored orders, in order_id order
+stored_ids() {
+	local no ids=()
+	for no in "$@"; do
+		ids+=("'$(uid "$no")'")
+	done
+	sql "SELECT string_agg(external_reference || ' ' || coalesce(value_schema_id::text, 'NULL'), ', ' ORDER BY order_id)
+	       FROM received_orders.received_orders WHERE order_id IN ($(IFS=,; echo "${ids[*]}"))"
+}
+is "$(stored_ids 501 502 503 505)" "SR-501 $(sr_id a01), SR-502 $(sr_id a02), SR-503 $(sr_id j01), SR-505 $(sr_id a05)" \
+	"each row records the schema id its value was framed with (Avro v1, v2, JSON Schema, Avro v3)"
 is "$(sql "SELECT string_agg(convert_from(kafka_key, 'UTF8') || ' ' || coalesce(value_schema_id::text, 'NULL')
                                 || ' ' || (raw_value = decode('$(xxd -p "$M/bad-id.bin" | tr -d '\n')', 'hex')), ', ')
             FROM received_orders.received_orders_quarantine WHERE kafka_key = 'bad-id'")" \
@@ -315,6 +332,8 @@ check "header form: caught up within 60 s" kafka_wait_caught_up e2e-29-header "$
 check_exact_contents
 is "$(sql "SELECT payload->>'priority' || ' ' || (payload->>'amount') FROM received_orders.received_orders WHERE order_id = '$(uid 801)'")" \
 	"3 12.34" "an Avro value named by its GUID is decoded with that schema"
+is "$(stored_ids 801 802)" "SR-801 NULL, SR-802 NULL" \
+	"the rows of values named by a GUID have no value_schema_id (a GUID is no schema id)"
 check "a GUID the registry does not know: quarantined, the reason naming it" \
 	test -n "$(sql "SELECT 1 FROM received_orders.received_orders_quarantine WHERE kafka_key = 'h03'
 	                   AND value_schema_id IS NULL AND reason LIKE 'schema guid %-%-%-%-% is unknown to the Schema Registry:%40403%'")"
@@ -348,6 +367,8 @@ check "Debezium over Avro: caught up within 60 s" kafka_wait_caught_up e2e-29-db
 check_exact_contents
 is "$(sql "SELECT payload = '$(event 901 SR-901)'::jsonb FROM received_orders.received_orders WHERE order_id = '$(uid 901)'")" t \
 	"the payload column as an Avro string: the event inside it is stored"
+is "$(stored_ids 901 902)" "SR-901 $(sr_id d01 "$E2E_TMP/ids-tls"), SR-902 $(sr_id d02 "$E2E_TMP/ids-tls")" \
+	"through the Debezium envelope too, each row records its schema id"
 is "$(sql "SELECT value_schema_id = $PROTO_ID AND reason LIKE 'schema id $PROTO_ID is a Protobuf schema: Protobuf values are not supported%'
             FROM received_orders.received_orders_quarantine WHERE kafka_key = 'p01'")" t \
 	"a Protobuf value: rejected as not supported, with its id"

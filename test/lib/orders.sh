@@ -19,12 +19,13 @@ ro_order_event() {
 }
 
 # ro_snapshot DB [1.0] — row images of received_orders and its quarantine;
-# with 1.0, of the quarantine's 1.0 columns only (to compare across an update)
+# with 1.0, of both tables' 1.0 columns only (to compare across an update)
 ro_snapshot() {
-	local q=q
+	local q=q r=r
 	[ "${2:-}" = 1.0 ] && q="(q.id, q.kafka_topic, q.kafka_partition, q.kafka_offset, q.kafka_key, q.raw_value,
-		q.order_id, q.outcome, q.sqlstate, q.reason, q.quarantined_at)"
-	pg_query "$1" "SELECT 'order ' || r::text FROM received_orders.received_orders r ORDER BY order_id;
+		q.order_id, q.outcome, q.sqlstate, q.reason, q.quarantined_at)" &&
+		r="(r.order_id, r.external_reference, r.payload, r.received_at)"
+	pg_query "$1" "SELECT 'order ' || $r::text FROM received_orders.received_orders r ORDER BY order_id;
 		SELECT 'quarantine ' || $q::text FROM received_orders.received_orders_quarantine q ORDER BY id" ||
 		echo "snapshot of $1: query failed"
 }

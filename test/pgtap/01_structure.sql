@@ -7,7 +7,7 @@
 -- Run by pg_prove in a database where pgtap and received_orders are created.
 
 BEGIN;
-SELECT plan(73);
+SELECT plan(76);
 
 -- Extension and schema ------------------------------------------------------
 
@@ -49,6 +49,11 @@ SELECT col_not_null('received_orders', 'received_orders', 'external_reference', 
 SELECT col_not_null('received_orders', 'received_orders', 'payload', 'received_orders.payload is NOT NULL');
 SELECT col_not_null('received_orders', 'received_orders', 'received_at', 'received_orders.received_at is NOT NULL');
 SELECT col_default_is('received_orders', 'received_orders', 'received_at', 'now()'::text, 'received_orders.received_at defaults to now()');
+SELECT col_type_is('received_orders', 'received_orders', 'value_schema_id', 'integer', 'received_orders.value_schema_id is integer (1.2, 13_schema_registry.sql)');
+SELECT col_is_null('received_orders', 'received_orders', 'value_schema_id', 'received_orders.value_schema_id is nullable');
+SELECT columns_are('received_orders', 'received_orders',
+	ARRAY['order_id', 'external_reference', 'payload', 'received_at', 'value_schema_id']::name[],
+	'received_orders.received_orders has exactly the columns order_id, external_reference, payload, received_at, value_schema_id');
 
 -- Table received_orders_quarantine -------------------------------------------
 

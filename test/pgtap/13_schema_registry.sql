@@ -4,9 +4,11 @@
 -- value), the schema id, or the reason the feeder could not decode it; a
 -- JSON Schema value's JSON is taken after its 5-byte frame.  The quarantine
 -- keeps the framed bytes and the schema id, in the batch's transaction.
+-- A stored row records the schema id of the framed value it came from
+-- (value_schema_id), NULL for a JSON value.
 
 BEGIN;
-SELECT plan(20);
+SELECT plan(28);
 
 SET LOCAL client_min_messages = error;
 
@@ -84,6 +86,63 @@ SELECT matches((SELECT message FROM r WHERE "position" = 4), 'not framed by a Sc
 SELECT results_eq($$SELECT outcome, sqlstate FROM r WHERE "position" = 5$$,
 	$$VALUES ('rejected', '22P02')$$, 'a decoded value that is no valid event is rejected by the event rules');
 SELECT is((SELECT outcome FROM r WHERE "position" = 6), 'skipped', 'a tombstone is skipped');
+SELECT results_eq($$SELECT order_id, value_schema_id FROM received_orders.received_orders
+                     WHERE order_id IN ('22222222-0000-4000-8000-000000000001', '22222222-0000-4000-8000-000000000002')
+                     ORDER BY order_id$$,
+	$$VALUES ('22222222-0000-4000-8000-000000000001'::uuid, 7), ('22222222-0000-4000-8000-000000000002'::uuid, 8)$$,
+	'a stored row records the schema id of its framed value: the JSON Schema value''s 7, the Avro value''s 8');
+
+-- no id from the caller: the frame's; a value a header's GUID named: none
+SELECT results_eq($$SELECT "position", outcome FROM pg_temp.sr('sr.ids', ARRAY[
+	pg_temp.frame(12, pg_temp.ev('22222222-0000-4000-8000-000000000006', 'S-6')),
+	'\x0102'::bytea],
+	ARRAY[NULL, pg_temp.ev('22222222-0000-4000-8000-000000000007', 'S-7')],
+	ARRAY[NULL, NULL]::integer[], ARRAY[NULL, NULL]::text[])$$,
+	$$VALUES (1, 'inserted'), (2, 'inserted')$$, 'a framed value without the feeder''s id, and a decoded one without any id, are stored');
+SELECT results_eq($$SELECT order_id, value_schema_id FROM received_orders.received_orders
+                     WHERE order_id IN ('22222222-0000-4000-8000-000000000006', '22222222-0000-4000-8000-000000000007')
+                     ORDER BY order_id$$,
+	$$VALUES ('22222222-0000-4000-8000-000000000006'::uuid, 12), ('22222222-0000-4000-8000-000000000007'::uuid, NULL)$$,
+	'the first records its frame''s id, the one named by a header''s GUID none');
+
+-- a JSON value, by every other form: no schema id
+DO $$
+BEGIN
+	PERFORM received_orders.materialize_order(
+		convert_from(pg_temp.ev('22222222-0000-4000-8000-000000000008', 'S-8'), 'UTF8')::jsonb);
+	PERFORM received_orders.materialize_orders('g-json',
+		ARRAY[pg_temp.ev('22222222-0000-4000-8000-000000000009', 'S-9')],
+		ARRAY['json.orders'], ARRAY[0], ARRAY[0::bigint], NULL);
+END $$;
+SELECT results_eq($$SELECT count(*)::int FROM received_orders.received_orders
+                     WHERE order_id IN ('22222222-0000-4000-8000-000000000008', '22222222-0000-4000-8000-000000000009')
+                       AND value_schema_id IS NULL$$,
+	ARRAY[2], 'a row stored from a JSON value has no value_schema_id (materialize_order, the batch function)');
+
+-- the slow path (an insert that throws is retried by halves) records the ids too
+CREATE FUNCTION pg_temp.boom() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF NEW.external_reference = 'S-BOOM' THEN
+		RAISE check_violation USING MESSAGE = 'S-BOOM refused';
+	END IF;
+	RETURN NEW;
+END $$;
+CREATE TRIGGER boom BEFORE INSERT ON received_orders.received_orders
+	FOR EACH ROW EXECUTE FUNCTION pg_temp.boom();
+SELECT results_eq($$SELECT "position", outcome, sqlstate FROM pg_temp.sr('sr.halves', ARRAY[
+	pg_temp.frame(21, pg_temp.ev('22222222-0000-4000-8000-000000000010', 'S-10')),
+	pg_temp.frame(22, pg_temp.ev('22222222-0000-4000-8000-000000000011', 'S-BOOM')),
+	pg_temp.frame(23, '\x00'::bytea)],
+	ARRAY[NULL, NULL, pg_temp.ev('22222222-0000-4000-8000-000000000012', 'S-12')],
+	ARRAY[21, 22, 23], ARRAY[NULL, NULL, NULL]::text[])$$,
+	$$VALUES (1, 'inserted', NULL), (2, 'rejected', '23514'), (3, 'inserted', NULL)$$,
+	'an element whose insert throws is pinned by halves');
+DROP TRIGGER boom ON received_orders.received_orders;
+SELECT results_eq($$SELECT order_id, value_schema_id FROM received_orders.received_orders
+                     WHERE order_id IN ('22222222-0000-4000-8000-000000000010', '22222222-0000-4000-8000-000000000012')
+                     ORDER BY order_id$$,
+	$$VALUES ('22222222-0000-4000-8000-000000000010'::uuid, 21), ('22222222-0000-4000-8000-000000000012'::uuid, 23)$$,
+	'the rows the halves stored record their schema ids');
 
 SELECT results_eq($$SELECT kafka_offset, raw_value, value_schema_id FROM received_orders.received_orders_quarantine
                      WHERE kafka_topic = 'sr.orders' ORDER BY kafka_offset$$,
@@ -92,7 +151,7 @@ SELECT results_eq($$SELECT kafka_offset, raw_value, value_schema_id FROM receive
 	         (4::bigint, '\x000000000804'::bytea, 8),
 	         (6::bigint, '\x000000000701'::bytea, NULL)$$,
 	'the quarantine keeps the bytes as received and the schema id the feeder read (none for a header''s GUID)');
-SELECT is((SELECT next_offset FROM received_orders.consumer_positions('g-sr')), 7::bigint,
+SELECT is((SELECT next_offset FROM received_orders.consumer_positions('g-sr') WHERE kafka_topic = 'sr.orders'), 7::bigint,
 	'the positions are recorded as by the other forms');
 
 -- a redelivery of the batch: stored and quarantined once
@@ -119,11 +178,21 @@ UPDATE received_orders.received_orders_quarantine
 SELECT is((SELECT received_orders.replay_quarantined(id)::text FROM received_orders.received_orders_quarantine
             WHERE kafka_topic = 'sr.replay'), 'inserted',
 	'the repaired framed JSON Schema value replays (its JSON after the frame)');
-SELECT is((SELECT external_reference FROM received_orders.received_orders
-            WHERE order_id = '22222222-0000-4000-8000-000000000005'), 'S-5', 'and is stored');
+SELECT results_eq($$SELECT external_reference, value_schema_id FROM received_orders.received_orders
+                     WHERE order_id = '22222222-0000-4000-8000-000000000005'$$,
+	$$VALUES ('S-5', 7)$$, 'and is stored with the quarantine row''s schema id');
 SELECT throws_ok(format('SELECT received_orders.replay_quarantined(%s)',
 	(SELECT id FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'sr.orders' AND kafka_offset = 4)),
 	'22P02', NULL, 'an Avro row replays only once its raw_value holds the event''s JSON');
+UPDATE received_orders.received_orders_quarantine
+   SET raw_value = pg_temp.ev('22222222-0000-4000-8000-000000000013', 'S-13'), value_schema_id = NULL
+ WHERE kafka_topic = 'sr.orders' AND kafka_offset = 4;
+SELECT is((SELECT received_orders.replay_quarantined(id)::text FROM received_orders.received_orders_quarantine
+            WHERE kafka_topic = 'sr.orders' AND kafka_offset = 4), 'inserted',
+	'an Avro row replays once an operator put the event''s JSON in raw_value and cleared value_schema_id');
+SELECT results_eq($$SELECT external_reference, value_schema_id FROM received_orders.received_orders
+                     WHERE order_id = '22222222-0000-4000-8000-000000000013'$$,
+	$$VALUES ('S-13', NULL::integer)$$, 'and is stored without a schema id (its value is JSON now)');
 
 SELECT * FROM finish();
 ROLLBACK;

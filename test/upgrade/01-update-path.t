@@ -114,6 +114,7 @@ missing_objects() {
 			('received_orders_consumer_groups', 'created_at', 'timestamp with time zone', true, '1.2'),
 			('received_orders_consumer_groups', 'updated_at', 'timestamp with time zone', true, '1.2'),
 			('received_orders_quarantine', 'value_schema_id', 'integer', false, '1.2'),
+			('received_orders', 'value_schema_id', 'integer', false, '1.2'),
 			('received_orders_positions', 'high_watermark', 'bigint', false, '1.2'),
 			('received_orders_positions', 'high_watermark_at', 'timestamp with time zone', false, '1.2'),
 			('received_orders_positions', 'member_id', 'text', false, '1.2'),
