@@ -56,10 +56,11 @@ as() {
 	psql -X -q -A -t -v ON_ERROR_STOP=1 -d "$E2E_DB" -c "SET ROLE $1" -c "$2" 2>&1
 }
 
-# rows_1_1 — every order, quarantine row (1.1's columns) and position as
-# text, in a fixed order
+# rows_1_1 — every order and quarantine row (1.1's columns: 1.2 adds some)
+# as text, in a fixed order
 rows_1_1() {
-	sql "SELECT 'order ' || r::text FROM received_orders.received_orders r ORDER BY order_id;
+	sql "SELECT 'order ' || (r.order_id, r.external_reference, r.payload, r.received_at)::text
+		  FROM received_orders.received_orders r ORDER BY order_id;
 		SELECT 'quarantine ' || (q.id, q.kafka_topic, q.kafka_partition, q.kafka_offset, q.kafka_key,
 		       q.raw_value, q.order_id, q.outcome, q.sqlstate, q.reason, q.quarantined_at,
 		       q.kafka_key_bytes, q.raw_value_bytes, q.message_digest, q.envelope, q.kafka_headers,
