@@ -23,10 +23,16 @@
  *
  *	ro-dev-kafka --committed --bootstrap BOOT --group G --topic T
  *		prints "T PARTITION COMMITTED HIGH_WATERMARK" per partition;
- *		COMMITTED is -1 when the group has no offset for the partition.
+ *		COMMITTED is -1 when the group has no offset for the partition,
+ *		HIGH_WATERMARK -1 when it could not be read.
  *
  *	ro-dev-kafka --end-offsets --bootstrap BOOT --topic T
- *		prints "T PARTITION LOW_WATERMARK HIGH_WATERMARK" per partition.
+ *		prints "T PARTITION LOW_WATERMARK HIGH_WATERMARK" per partition
+ *		whose watermarks could be read.
+ *
+ * The query modes exit 1 when anything could not be read (said on stderr);
+ * each question waits at most 10 s, even for a partition whose leader is
+ * down (watermarks.c: librdkafka's own watermark query would wait for ever).
  *
  * The mock cluster names itself "mockCluster" and a hexadecimal number made
  * of two of its pointers: another id at every start, which would make
@@ -60,6 +66,8 @@
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+
+#include "watermarks.h"
 
 #define DEVKAFKA_MAX_TOPICS 64
 #define DEVKAFKA_LINE_MAX 1024
@@ -726,14 +734,14 @@ devkafka_run_query(const devkafka_options *opts)
 		int64_t		high = -1;
 		rd_kafka_resp_err_t err;
 
-		err = rd_kafka_query_watermark_offsets(rk, topic_name, p, &low, &high,
-											   DEVKAFKA_TIMEOUT_MS);
+		err = watermarks_query(rk, topic_name, p, DEVKAFKA_TIMEOUT_MS, &low, &high);
 		if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
 		{
 			fprintf(stderr, "ro-dev-kafka: could not query watermarks of %s [%d]: %s\n",
 					topic_name, p, rd_kafka_err2str(err));
 			status = 1;
-			break;
+			if (!parts)
+				continue;		/* the other partitions are still printed */
 		}
 
 		if (parts)
@@ -746,7 +754,7 @@ devkafka_run_query(const devkafka_options *opts)
 				fprintf(stderr, "ro-dev-kafka: committed offset of %s [%d]: %s\n",
 						topic_name, p, rd_kafka_err2str(tp->err));
 				status = 1;
-				break;
+				continue;
 			}
 			printf("%s %d %" PRId64 " %" PRId64 "\n",
 				   topic_name, p, committed, high);

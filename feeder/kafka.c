@@ -27,8 +27,12 @@
  * resumes (positions.c decides).  On assignment the start offsets go into
  * the list given to rd_kafka_assign / rd_kafka_incremental_assign, as
  * librdkafka wants them; when they cannot be decided (the database is
- * unreachable), the partitions are assigned paused (waiting_start) and
- * started later with kafka_start_partition, which seeks.  Restarting a
+ * unreachable, or one partition's offsets cannot be asked of its leader),
+ * those partitions are assigned paused (waiting_start) and started later
+ * with kafka_start_partition, which seeks.  A partition whose start failed
+ * (kafka_defer_start) is not counted as waiting for an attempt until its
+ * backoff has passed, so that one unreachable partition costs one bounded
+ * query per backoff, and the others go on.  Restarting a
  * partition gives its slot a new generation, so that the messages held
  * from its old position are dropped like those of a revoked partition.
  * A partition started at the database's position has that offset stored
@@ -46,9 +50,14 @@
 #include "kafka.h"
 #include "kafka_int.h"
 #include "log.h"
+#include "watermarks.h"
+
+/* The longest a start position waits for a partition's offsets. */
+#define KAFKA_WATERMARKS_TIMEOUT_MS 2000
 
 static int	kafka_reconcile_pauses(kafka_consumer *kc,
 								   const rd_kafka_topic_partition_list_t *parts);
+static void kafka_slot_restart(kafka_consumer *kc, kafka_slot *slot, int64_t db_next);
 static void kafka_store_starts(kafka_consumer *kc);
 
 /*
@@ -143,10 +152,11 @@ kafka_log_partitions(const char *event, const char *protocol,
  *		in which case another member may already own them and a commit
  *		would fail anyway.  The start offsets of new partitions come from
  *		the start function (the database's positions); partitions whose
- *		start cannot be decided yet, and all partitions assigned while the
- *		feeder is paused for a database outage, are paused at once, and
- *		partitions still paused from an earlier assignment are resumed
- *		(kafka_reconcile_pauses).
+ *		start cannot be decided yet (all of them when it fails, else those
+ *		it left at RD_KAFKA_OFFSET_INVALID), and all partitions assigned
+ *		while the feeder is paused for a database outage, are paused at
+ *		once, and partitions still paused from an earlier assignment are
+ *		resumed (kafka_reconcile_pauses).
  */
 static void
 kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -184,9 +194,12 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 				kc->slots[s].acked = -1;
 				kc->slots[s].first_seen = -1;
 				kc->slots[s].committed = -1;
-				kc->slots[s].waiting_start = !decided;
-				kc->slots[s].db_next = decided && parts->elems[i].offset >= 0 ?
-					parts->elems[i].offset : -1;
+				kc->slots[s].waiting_start = !decided ||
+					parts->elems[i].offset == RD_KAFKA_OFFSET_INVALID;
+				if (!kc->slots[s].waiting_start)
+					kc->slots[s].start_failures = 0;
+				kc->slots[s].db_next = !kc->slots[s].waiting_start &&
+					parts->elems[i].offset >= 0 ? parts->elems[i].offset : -1;
 				kc->slots[s].start_store = kc->slots[s].db_next;
 				kc->slots[s].asked_ms = 0;
 				kc->slots[s].asked_lo = -1;
@@ -603,6 +616,7 @@ kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out)
 		(*out)[n].partition = kc->slots[i].partition;
 		(*out)[n].db_next = kc->slots[i].db_next;
 		(*out)[n].waiting_start = kc->slots[i].waiting_start;
+		(*out)[n].start_due = kc->slots[i].start_retry_ms <= watermarks_now_ms();
 		(*out)[n].slot = i;
 		n++;
 	}
@@ -611,18 +625,81 @@ kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out)
 
 /*
  * kafka_waiting_start
- *		How many assigned partitions wait for their start position.
+ *		How many assigned partitions wait for their start position and may
+ *		be tried now: a partition whose start failed is not counted until
+ *		its backoff has passed (kafka_defer_start).
  */
 int
 kafka_waiting_start(const kafka_consumer *kc)
 {
+	int64_t		now = watermarks_now_ms();
 	int			i,
 				n = 0;
 
 	for (i = 0; i < kc->nslots; i++)
-		if (kc->slots[i].assigned && kc->slots[i].waiting_start)
+		if (kc->slots[i].assigned && kc->slots[i].waiting_start &&
+			kc->slots[i].start_retry_ms <= now)
 			n++;
 	return n;
+}
+
+/*
+ * kafka_defer_start
+ *		The start of a partition could not be decided or made now (its
+ *		offsets could not be asked of its leader, its seek failed): it
+ *		waits for its start, paused, and is not tried again before a delay
+ *		from policy (backoff_delay_ms of its failures in a row, in
+ *		*delay_ms).  A partition that had started is put back to waiting:
+ *		a new generation drops the messages held from it, nothing of it is
+ *		acknowledged, and kafka_start_partition starts it again.  Called
+ *		from the start function, before the partition is assigned, only the
+ *		delay is recorded (the rebalance callback pauses it).  Returns its
+ *		failures in a row, this one included; -1 on out of memory.
+ */
+int
+kafka_defer_start(kafka_consumer *kc, const char *topic, int32_t partition,
+				  const backoff_policy *policy, int *delay_ms)
+{
+	int			s = kafka_slot_find(kc, topic, partition);
+	kafka_slot *slot;
+
+	if (s < 0)
+		return -1;
+	slot = &kc->slots[s];
+	*delay_ms = backoff_delay_ms(policy, slot->start_failures, backoff_random());
+	slot->start_failures++;
+	slot->start_retry_ms = watermarks_now_ms() + *delay_ms;
+	if (slot->assigned && !slot->waiting_start)
+	{
+		rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
+
+		kafka_slot_restart(kc, slot, -1);
+		slot->waiting_start = 1;
+		rd_kafka_topic_partition_list_add(list, topic, partition);
+		kafka_reconcile_pauses(kc, list);
+		rd_kafka_topic_partition_list_destroy(list);
+	}
+	return slot->start_failures;
+}
+
+/*
+ * kafka_slot_restart
+ *		A new generation for an assigned partition (the messages held from
+ *		its old position are dropped at the next prune), starting at
+ *		db_next (-1: not known), stored for the group when known.
+ */
+static void
+kafka_slot_restart(kafka_consumer *kc, kafka_slot *slot, int64_t db_next)
+{
+	kc->generation++;
+	slot->generation = kc->generation;
+	slot->acked = -1;
+	slot->first_seen = -1;
+	slot->db_next = db_next;
+	slot->start_store = db_next;
+	if (slot->start_store >= 0)
+		kc->starts_pending = 1;
+	kc->rebalanced = 1;
 }
 
 /*
@@ -668,15 +745,8 @@ kafka_start_partition(kafka_consumer *kc, const char *topic, int32_t partition,
 	}
 	if (rc == 0)
 	{
-		kc->generation++;
-		kc->slots[s].generation = kc->generation;
-		kc->slots[s].acked = -1;
-		kc->slots[s].first_seen = -1;
-		kc->slots[s].db_next = offset >= 0 ? offset : -1;
-		kc->slots[s].start_store = kc->slots[s].db_next;
-		if (kc->slots[s].start_store >= 0)
-			kc->starts_pending = 1;
-		kc->rebalanced = 1;
+		kafka_slot_restart(kc, &kc->slots[s], offset >= 0 ? offset : -1);
+		kc->slots[s].start_failures = 0;
 		if (kc->slots[s].waiting_start)
 		{
 			kc->slots[s].waiting_start = 0;
@@ -689,15 +759,18 @@ kafka_start_partition(kafka_consumer *kc, const char *topic, int32_t partition,
 
 /*
  * kafka_watermarks
- *		Ask the partition's leader for its earliest and next offsets (a
- *		broker round trip, at most 5 s).  0 on success.
+ *		Ask the partition's leader for its earliest and next offsets (two
+ *		broker round trips, KAFKA_WATERMARKS_TIMEOUT_MS at most in all, a
+ *		deadline that holds even when the leader is down: watermarks.c).  0
+ *		on success, else librdkafka's error code (rd_kafka_err2str says
+ *		what was wrong).
  */
 int
 kafka_watermarks(kafka_consumer *kc, const char *topic, int32_t partition,
 				 int64_t *low, int64_t *high)
 {
-	return rd_kafka_query_watermark_offsets(kc->rk, topic, partition, low, high,
-											5000) == RD_KAFKA_RESP_ERR_NO_ERROR ? 0 : -1;
+	return (int) watermarks_query(kc->rk, topic, partition,
+								  KAFKA_WATERMARKS_TIMEOUT_MS, low, high);
 }
 
 /*

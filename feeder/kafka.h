@@ -14,6 +14,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "backoff.h"
 #include "batch.h"
 #include "config.h"
 #include "stats.h"
@@ -23,9 +24,11 @@ typedef struct kafka_consumer kafka_consumer;
 /*
  * Chooses the start offsets of newly assigned partitions, inside the
  * rebalance callback, by setting parts->elems[i].offset (a real offset or
- * RD_KAFKA_OFFSET_BEGINNING).  Returns 0 when every partition's start is
- * decided, -1 when none could be (the database is unreachable): they are
- * then assigned paused, waiting for kafka_start_partition.
+ * RD_KAFKA_OFFSET_BEGINNING; RD_KAFKA_OFFSET_INVALID for a partition whose
+ * start cannot be decided yet).  Returns 0 when the partitions left at
+ * RD_KAFKA_OFFSET_INVALID are the only ones undecided, -1 when none could
+ * be (the database is unreachable).  The undecided ones are assigned
+ * paused, waiting for kafka_start_partition.
  */
 typedef int (*kafka_start_fn) (void *arg, rd_kafka_topic_partition_list_t *parts);
 
@@ -36,6 +39,8 @@ typedef struct kafka_assigned_partition
 	int32_t		partition;
 	int64_t		db_next;		/* next offset the database holds for us, -1 */
 	int			waiting_start;	/* paused, start position not decided yet */
+	int			start_due;		/* waiting_start: may be tried now (not
+								 * in its backoff after a failed start) */
 	int			slot;			/* its slot, which picks its lane */
 } kafka_assigned_partition;
 /* Lag of one assigned partition (kafka_partition_lags). */
@@ -45,6 +50,7 @@ typedef struct kafka_partition_lag
 	int32_t		partition;
 	int64_t		lag;			/* -1: not known yet */
 	int64_t		high_watermark; /* librdkafka's cached one; -1: not known */
+	int			waiting_start;	/* paused, its start position not decided */
 } kafka_partition_lag;
 
 /* The group's committed offset of one partition (kafka_read_committed). */
@@ -64,6 +70,8 @@ extern void kafka_set_quiesce_fn(kafka_consumer *kc, void (*fn) (void *arg), voi
 extern void kafka_wake(kafka_consumer *kc);
 extern int	kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out);
 extern int	kafka_waiting_start(const kafka_consumer *kc);
+extern int	kafka_defer_start(kafka_consumer *kc, const char *topic, int32_t partition,
+							  const backoff_policy *policy, int *delay_ms);
 extern int	kafka_start_partition(kafka_consumer *kc, const char *topic,
 								  int32_t partition, int64_t offset);
 extern char *kafka_cluster_id(kafka_consumer *kc);

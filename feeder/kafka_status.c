@@ -18,10 +18,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kafka.h"
 #include "kafka_int.h"
+#include "watermarks.h"
 
 /* A partition not fetched yet is asked about at most this often ... */
 #define KAFKA_ASK_INTERVAL_MS 5000
@@ -29,19 +29,6 @@
 #define KAFKA_ASK_TIMEOUT_MS 200
 /* ... and one lag refresh asks about this many partitions at most. */
 #define KAFKA_ASK_BUDGET 4
-
-/*
- * kafka_now_ms
- *		Monotonic clock in milliseconds.
- */
-static int64_t
-kafka_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * kafka_slot_ask
@@ -55,7 +42,7 @@ kafka_now_ms(void)
 static void
 kafka_slot_ask(kafka_consumer *kc, kafka_slot *s)
 {
-	int64_t		now = kafka_now_ms();
+	int64_t		now = watermarks_now_ms();
 	int64_t		lo,
 				hi;
 	rd_kafka_topic_partition_list_t *l;
@@ -65,9 +52,8 @@ kafka_slot_ask(kafka_consumer *kc, kafka_slot *s)
 		return;
 	kc->ask_budget--;
 	s->asked_ms = now;
-	if (rd_kafka_query_watermark_offsets(kc->rk, s->topic, s->partition, &lo, &hi,
-										 KAFKA_ASK_TIMEOUT_MS) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-		hi >= 0)
+	if (watermarks_query(kc->rk, s->topic, s->partition, KAFKA_ASK_TIMEOUT_MS,
+						 &lo, &hi) == RD_KAFKA_RESP_ERR_NO_ERROR)
 	{
 		s->asked_lo = lo;
 		s->asked_hi = hi;
@@ -192,6 +178,7 @@ kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out)
 		lags[n].topic = kc->slots[i].topic;
 		lags[n].partition = kc->slots[i].partition;
 		lags[n].lag = kafka_slot_lag(kc, &kc->slots[i]);
+		lags[n].waiting_start = kc->slots[i].waiting_start;
 		if (rd_kafka_get_watermark_offsets(kc->rk, lags[n].topic, lags[n].partition,
 										   &lo, &lags[n].high_watermark) != RD_KAFKA_RESP_ERR_NO_ERROR ||
 			lags[n].high_watermark < 0)

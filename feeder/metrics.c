@@ -48,6 +48,7 @@ typedef struct metrics_partition
 	char	   *topic;
 	int32_t		partition;
 	int64_t		lag;
+	int			waiting_start;
 } metrics_partition;
 
 /* Everything a scrape shows; guarded by metrics_lock. */
@@ -252,6 +253,7 @@ metrics_set_partitions(const kafka_partition_lag *lags, int n)
 			parts[i].topic = strdup(lags[i].topic);
 			parts[i].partition = lags[i].partition;
 			parts[i].lag = lags[i].lag;
+			parts[i].waiting_start = lags[i].waiting_start;
 			if (parts[i].topic == NULL)
 			{
 				while (i >= 0)
@@ -478,7 +480,8 @@ metrics_render_locked(metrics_buf *buf)
 	};
 	uint64_t	cumulative = 0;
 	size_t		i;
-	int			p;
+	int			p,
+				waiting;
 
 	metrics_counter(buf, "messages_consumed_total",
 					"Kafka messages returned by the consumer (tombstones and invalid values included).",
@@ -530,6 +533,9 @@ metrics_render_locked(metrics_buf *buf)
 	metrics_counter(buf, "positions_lost_offsets_total",
 					"Offsets between a database position and a partition's earliest offset, known lost (counted when --accept-position-loss let the feeder go on, or before it stopped).",
 					s->positions_lost);
+	metrics_counter(buf, "start_position_failures_total",
+					"Attempts to start a waiting partition that failed because its offsets could not be read from its leader (or its seek failed): that partition waits, the others go on.",
+					s->start_failures);
 
 	metrics_family(buf, "batch_duration_seconds", "histogram",
 				   "Duration of the database transaction that committed a batch, with the offset store.");
@@ -595,6 +601,11 @@ metrics_render_locked(metrics_buf *buf)
 	metrics_gauge(buf, "assigned_partitions",
 				  "Partitions assigned to this member of the consumer group.",
 				  metrics_state.nparts);
+	for (p = waiting = 0; p < metrics_state.nparts; p++)
+		waiting += metrics_state.parts[p].waiting_start != 0;
+	metrics_gauge(buf, "partitions_waiting_start",
+				  "Assigned partitions that wait, paused, for their start position: the database's positions or the partition's offsets could not be read (see start_position_unavailable in the log).",
+				  waiting);
 	metrics_gauge(buf, "database_up",
 				  "1 when the database connection works, 0 when it is lost or cannot be made.",
 				  metrics_state.database_up);

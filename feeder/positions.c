@@ -32,6 +32,20 @@
  *	  the held messages of that partition are dropped and it is sought back
  *	  to the database's position: the lost events are read again.
  *
+ * Both moments need the partition's earliest and latest offsets, asked of
+ * its leader (kafka_watermarks: 2 s at most, a deadline that holds even
+ * when the leader is down).  A partition whose offsets cannot be read (its
+ * leader down or unknown) is never started at a guessed offset: it alone
+ * waits for its start, paused, nothing of it acknowledged (a started one is
+ * put back to waiting, its held messages dropped), and is tried again after
+ * a backoff (1 s doubling up to 30 s), one line
+ * event=start_position_unavailable per failed attempt with the topic, the
+ * partition and the error, counted (start_position_failures_total; the
+ * gauge partitions_waiting_start); every other partition starts, and the
+ * lanes run.  One pass asks Kafka for POSITIONS_PASS_BUDGET_MS at most (a
+ * partition not asked in time waits for the next pass), so a broker that
+ * does not answer costs the main thread a bounded time per pass.
+ *
  * A database position below a partition's earliest offset (retention has
  * deleted part of the gap) or above its latest (the topic was re-created,
  * or this is another cluster) means events that cannot be read again.  That
@@ -122,23 +136,84 @@ positions_out_of_range(feeder_app *app, db_conn *db, const char *topic,
 	return low;
 }
 
+/* One pass of starts asks Kafka for partitions' offsets this long at most. */
+#define POSITIONS_PASS_BUDGET_MS 3000
+
+/*
+ * A partition whose start failed is tried again after 1 s, doubling up to
+ * 30 s (jittered), or the batches' --retry-backoff-ms and
+ * --retry-backoff-max-ms where larger: a broker down usually stays down for
+ * minutes, and each attempt may cost the main loop a query's timeout.
+ */
+#define POSITIONS_START_BACKOFF_MS 1000
+#define POSITIONS_START_BACKOFF_MAX_MS 30000
+
+/*
+ * positions_start_failed
+ *		A partition's offsets could not be read from its leader (or its seek
+ *		failed; error says what was wrong): that partition alone waits,
+ *		paused, nothing of it acknowledged, and is tried again after a
+ *		backoff that grows with its failures in a row (see
+ *		POSITIONS_START_BACKOFF_MS); the other partitions go on.  One line
+ *		per failed attempt, so at most one per retry interval, counted.
+ */
+static void
+positions_start_failed(feeder_app *app, const char *topic, int32_t partition,
+					   const char *error)
+{
+	backoff_policy policy = {
+		app->backoff.base_ms > POSITIONS_START_BACKOFF_MS ?
+		app->backoff.base_ms : POSITIONS_START_BACKOFF_MS,
+		app->backoff.max_ms > POSITIONS_START_BACKOFF_MAX_MS ?
+		app->backoff.max_ms : POSITIONS_START_BACKOFF_MAX_MS
+	};
+	log_line	line;
+	int			delay = 0;
+	int			failures = kafka_defer_start(app->kc, topic, partition,
+											 &policy, &delay);
+
+	app->stats.start_failures++;
+	log_begin(&line, failures == 1 ? LOG_WARNING : LOG_ERROR,
+			  "start_position_unavailable");
+	log_kv_fmt(&line, "at", "%s [%d]", topic, (int) partition);
+	log_kv_str(&line, "topic", topic);
+	log_kv_int(&line, "partition", partition);
+	log_kv_str(&line, "error", error);
+	log_kv_int(&line, "failures", failures);
+	log_kv_int(&line, "retry_in_ms", delay);
+	log_kv_str(&line, "action",
+			   "this partition waits, paused, nothing of it acknowledged; the other partitions go on");
+	log_kv_str(&line, "hint",
+			   "check the partition's leader broker (kafka-topics.sh --describe --topic): the partition starts at the database's position as soon as its offsets can be read");
+	log_end(&line);
+}
+
 /*
  * positions_choose
  *		The start offset of one partition given the database's positions
  *		(see the file header); *source says how it was chosen, *low is the
- *		partition's earliest offset.  -1 when the partition's offsets could
- *		not be asked of Kafka (retry later).
+ *		partition's earliest offset.  -1 when the partition's offsets were
+ *		not asked of Kafka, because the pass's time (until deadline, in
+ *		clock_now_ms) is spent (tried again at the next pass), or could not
+ *		be (positions_start_failed: it waits alone, tried again later).
  */
 static int
 positions_choose(feeder_app *app, db_conn *db, const db_position *positions, int n,
-				 const char *topic, int32_t partition, int64_t *offset,
-				 positions_source *source, int64_t *low)
+				 const char *topic, int32_t partition, int64_t deadline,
+				 int64_t *offset, positions_source *source, int64_t *low)
 {
 	int64_t		db_position = db_position_find(positions, n, topic, partition);
 	int64_t		high;
+	int			err;
 
-	if (kafka_watermarks(app->kc, topic, partition, low, &high) != 0)
+	if (clock_now_ms() >= deadline)
 		return -1;
+	if ((err = kafka_watermarks(app->kc, topic, partition, low, &high)) != 0)
+	{
+		positions_start_failed(app, topic, partition,
+							   rd_kafka_err2str((rd_kafka_resp_err_t) err));
+		return -1;
+	}
 	if (db_position < 0)
 	{
 		*source = POSITIONS_FROM_EARLIEST;
@@ -281,8 +356,10 @@ positions_read(feeder_app *app, db_conn *db, db_position **positions, int *n,
 /*
  * positions_on_assign
  *		kafka_start_fn: fill the start offset of each newly assigned
- *		partition from the database's positions.  -1 when the database or
- *		Kafka could not be asked: the partitions then wait, paused.
+ *		partition from the database's positions.  -1 when the database
+ *		could not be asked: the partitions then wait, paused.  A partition
+ *		whose offsets could not be asked of Kafka (or not within this pass's
+ *		time) is left at RD_KAFKA_OFFSET_INVALID: it alone waits.
  */
 int
 positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts)
@@ -292,26 +369,29 @@ positions_on_assign(void *arg, rd_kafka_topic_partition_list_t *parts)
 	int			n,
 				i;
 	db_error	err;
+	int64_t		deadline = clock_now_ms() + POSITIONS_PASS_BUDGET_MS;
 
 	if (positions_read(app, app->db, &positions, &n, &err) != DB_ERR_NONE)
 		return -1;
-	for (i = 0; i < parts->cnt; i++)
+	for (i = 0; i < parts->cnt && !app->positions_fatal; i++)
 	{
 		rd_kafka_topic_partition_t *p = &parts->elems[i];
 		positions_source source;
 		int64_t		low;
 
 		if (positions_choose(app, app->db, positions, n, p->topic, p->partition,
-							 &p->offset, &source, &low) != 0 || app->positions_fatal)
-		{
-			db_free_positions(positions, n);
-			for (i = 0; i < parts->cnt; i++)
-				parts->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
-			return -1;
-		}
-		positions_log_start(p->topic, p->partition, p->offset, source, low);
+							 deadline, &p->offset, &source, &low) != 0)
+			p->offset = RD_KAFKA_OFFSET_INVALID;
+		else if (!app->positions_fatal)
+			positions_log_start(p->topic, p->partition, p->offset, source, low);
 	}
 	db_free_positions(positions, n);
+	if (app->positions_fatal)
+	{
+		for (i = 0; i < parts->cnt; i++)
+			parts->elems[i].offset = RD_KAFKA_OFFSET_INVALID;
+		return -1;
+	}
 	return 0;
 }
 
@@ -333,19 +413,28 @@ positions_needed(const feeder_app *app, const lane *l)
  *		A partition held while the database is behind what this feeder had
  *		committed there: log it, count the offsets to read again, and seek
  *		back (to the earliest offset when the database has no position).
- *		-1 when Kafka could not be asked or the seek failed.
+ *		-1 when Kafka could not be asked (or not before deadline) or the
+ *		seek failed: the partition then waits for its start instead, alone
+ *		(positions_start_failed), and starts at the database's position.
  */
 static int
 positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition *a,
-				   int64_t db_position)
+				   int64_t db_position, int64_t deadline)
 {
 	int64_t		low,
 				high,
 				target = db_position;
 	log_line	line;
+	int			err = 0;
 
-	if (kafka_watermarks(app->kc, a->topic, a->partition, &low, &high) != 0)
+	if (clock_now_ms() >= deadline ||
+		(err = kafka_watermarks(app->kc, a->topic, a->partition, &low, &high)) != 0)
+	{
+		positions_start_failed(app, a->topic, a->partition, err ?
+							   rd_kafka_err2str((rd_kafka_resp_err_t) err) :
+							   "not asked: this pass's time for Kafka's answers was spent on other partitions");
 		return -1;
+	}
 
 	/*
 	 * Started at the earliest offset after an accepted loss: the database
@@ -379,17 +468,28 @@ positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition 
 	log_end(&line);
 	if (a->db_next > target)
 		app->stats.positions_behind += (uint64_t) (a->db_next - target);
-	return kafka_start_partition(app->kc, a->topic, a->partition, target);
+	if (kafka_start_partition(app->kc, a->topic, a->partition, target) != 0)
+	{
+		positions_start_failed(app, a->topic, a->partition,
+							   "the seek failed (see the seek_failed line)");
+		return -1;
+	}
+	return 0;
 }
 
 /*
  * positions_reconcile
  *		Check the database's positions against the partitions held (see the
- *		file header), start the partitions waiting for a start, and remember
- *		the session checked.  DB_ERR_NONE when done; otherwise err says why
- *		and the caller retries later (nothing is sent meanwhile).  Held
- *		messages of restarted partitions are dropped by the caller's next
- *		prune (loop_prune_revoked).
+ *		file header), start the partitions waiting for a start whose retry
+ *		is due, and remember the session checked.  A partition whose offsets
+ *		cannot be read from Kafka waits alone (positions_start_failed), as
+ *		do those not asked within POSITIONS_PASS_BUDGET_MS: the session is
+ *		checked all the same, since such a partition holds no messages and
+ *		starts at the database's position.  DB_ERR_NONE when done; otherwise
+ *		err says why (the database's positions could not be read) and the
+ *		caller retries later (nothing is sent meanwhile).  Held messages of
+ *		restarted partitions are dropped by the caller's next prune
+ *		(loop_prune_revoked).
  */
 db_error_class
 positions_reconcile(feeder_app *app, lane *l, db_error *err)
@@ -398,8 +498,8 @@ positions_reconcile(feeder_app *app, lane *l, db_error *err)
 	kafka_assigned_partition *held;
 	int			n,
 				nheld,
-				i,
-				failed = 0;
+				i;
+	int64_t		deadline = clock_now_ms() + POSITIONS_PASS_BUDGET_MS;
 	db_error_class cls;
 
 	cls = positions_read(app, l->db, &positions, &n, err);
@@ -410,41 +510,40 @@ positions_reconcile(feeder_app *app, lane *l, db_error *err)
 	{
 		const kafka_assigned_partition *a = &held[i];
 
-		if (a->waiting_start)
+		if (a->waiting_start && a->start_due)
 		{
 			int64_t		offset,
 						low;
 			positions_source source;
 
 			if (positions_choose(app, l->db, positions, n, a->topic, a->partition,
-								 &offset, &source, &low) != 0 ||
-				app->positions_fatal ||
-				kafka_start_partition(app->kc, a->topic, a->partition, offset) != 0)
-			{
-				failed = 1;
+								 deadline, &offset, &source, &low) != 0 ||
+				app->positions_fatal)
 				continue;
-			}
-			positions_log_start(a->topic, a->partition, offset, source, low);
+			if (kafka_start_partition(app->kc, a->topic, a->partition, offset) != 0)
+				positions_start_failed(app, a->topic, a->partition,
+									   "the seek failed (see the seek_failed line)");
+			else
+				positions_log_start(a->topic, a->partition, offset, source, low);
 		}
-		else if (a->db_next >= 0)
+		else if (!a->waiting_start && a->db_next >= 0)
 		{
 			int64_t		db_position = db_position_find(positions, n, a->topic,
 													 a->partition);
 
-			if (db_position < a->db_next &&
-				positions_catch_up(app, l->db, a, db_position) != 0)
-				failed = 1;
+			if (db_position < a->db_next)
+				positions_catch_up(app, l->db, a, db_position, deadline);
 		}
 	}
 	free(held);
 	db_free_positions(positions, n);
-	if (nheld < 0 || failed)
+	if (nheld < 0)
 	{
 		memset(err, 0, sizeof(*err));
 		err->cls = DB_ERR_TRANSIENT;
 		err->step = "positions";
 		snprintf(err->message, sizeof(err->message), "%s",
-				 "could not read a partition's offsets from Kafka or seek it");
+				 "out of memory listing the assigned partitions");
 		return err->cls;
 	}
 	if (!app->positions_fatal)

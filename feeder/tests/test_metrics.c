@@ -66,6 +66,7 @@ test_families(void **state)
 		{"db_reconnects_total", "counter"}, {"offsets_committed_total", "counter"},
 		{"kafka_errors_total", "counter"}, {"positions_behind_offsets_total", "counter"},
 		{"positions_out_of_range_total", "counter"}, {"positions_lost_offsets_total", "counter"},
+		{"start_position_failures_total", "counter"}, {"partitions_waiting_start", "gauge"},
 		{"batch_duration_seconds", "histogram"},
 		{"consumer_lag", "gauge"}, {"assigned_partitions", "gauge"},
 		{"database_up", "gauge"}, {"kafka_up", "gauge"}, {"stalled", "gauge"},
@@ -93,6 +94,7 @@ test_families(void **state)
 	assert_true(has_line(text, P "build_info{version=\"" FEEDER_VERSION "\"} 1"));
 	assert_true(has_line(text, P "kafka_up 0"));	/* unknown yet */
 	assert_true(has_line(text, P "assigned_partitions 0"));
+	assert_true(has_line(text, P "partitions_waiting_start 0"));
 	free(text);
 }
 
@@ -114,6 +116,7 @@ test_counters(void **state)
 	s.batches = 4;
 	s.db_connects = 3;
 	s.offsets_committed = 5;
+	s.start_failures = 2;
 	metrics_publish(&s);
 	metrics_count_retry(DB_RETRY_CONNECTION);
 	metrics_count_retry(DB_RETRY_CONNECTION);
@@ -128,6 +131,7 @@ test_counters(void **state)
 	assert_true(has_line(text, P "events_total{outcome=\"rejected\"} 2"));
 	assert_true(has_line(text, P "tombstones_total 1"));
 	assert_true(has_line(text, P "batches_total 4"));
+	assert_true(has_line(text, P "start_position_failures_total 2"));
 	assert_true(has_line(text, P "db_reconnects_total 2"));
 	assert_true(has_line(text, P "offsets_committed_total 5"));
 	assert_true(has_line(text, P "retries_total{class=\"connection\"} 2"));
@@ -159,12 +163,15 @@ test_histogram(void **state)
 	free(text);
 }
 
-/* Lag per partition; unknown lag is left out; label values escaped. */
+/*
+ * Lag per partition; unknown lag is left out; label values escaped; the
+ * partitions waiting for their start counted.
+ */
 static void
 test_partitions(void **state)
 {
 	kafka_partition_lag lags[] = {
-		{"orders", 0, 5, 10}, {"orders", 1, -1, -1}, {"we\"ird\\to\npic", 2, 0, 7},
+		{"orders", 0, 5, 10, 0}, {"orders", 1, -1, -1, 1}, {"we\"ird\\to\npic", 2, 0, 7, 0},
 	};
 	char	   *text;
 
@@ -175,6 +182,7 @@ test_partitions(void **state)
 	assert_null(strstr(text, "partition=\"1\""));
 	assert_true(has_line(text, P "consumer_lag{topic=\"we\\\"ird\\\\to\\npic\",partition=\"2\"} 0"));
 	assert_true(has_line(text, P "assigned_partitions 3"));
+	assert_true(has_line(text, P "partitions_waiting_start 1"));
 	free(text);
 
 	metrics_set_partitions(NULL, 0);

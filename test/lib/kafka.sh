@@ -21,6 +21,11 @@
 #   kafka_end_offsets TOPIC                      "TOPIC PARTITION LOW HIGH" lines
 #   kafka_committed GROUP TOPIC                  "TOPIC PARTITION COMMITTED HIGH" lines
 #                                                (COMMITTED is -1 when none)
+#                                                Both fail (status 1) when a partition's
+#                                                watermarks cannot be read (its leader
+#                                                down or none: 10 s at most each), and
+#                                                still print the other partitions (and,
+#                                                for kafka_committed, that one with HIGH -1)
 #   kafka_caught_up GROUP TOPIC                  true when every partition's committed
 #                                                offset equals its high watermark
 #                                                (empty partitions need none)
