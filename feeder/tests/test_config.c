@@ -69,6 +69,21 @@ write_file(const char *contents)
 	return path;
 }
 
+/*
+ * parse_with_env
+ *		Set the environment's variables env (NAME, VALUE, ..., NULL; they stay
+ *		set) and parse "--brokers b:1 --topic t" into cfg, which must succeed.
+ */
+static void
+parse_with_env(feeder_config *cfg, const char *const *env)
+{
+	char		err[512];
+
+	for (; env[0] != NULL; env += 2)
+		setenv(env[0], env[1], 1);
+	assert_int_equal(PARSE(cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+}
+
 /* Fixed flags parse, defaults fill the rest. */
 static void
 test_flags_and_defaults(void **state)
@@ -772,10 +787,11 @@ test_schema_registry_options(void **state)
 	assert_non_null(strstr(err, "expected milliseconds from 100 to 600000"));
 	config_free(&cfg);
 
-	setenv("FEEDER_VALUE_FORMAT", "confluent", 1);
-	setenv("FEEDER_SCHEMA_REGISTRY", "https://registry:8081", 1);
-	setenv("FEEDER_SCHEMA_REGISTRY_USER_INFO", "bob:pw", 1);
-	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	parse_with_env(&cfg, (const char *const[]) {
+		"FEEDER_VALUE_FORMAT", "confluent",
+		"FEEDER_SCHEMA_REGISTRY", "https://registry:8081",
+		"FEEDER_SCHEMA_REGISTRY_USER_INFO", "bob:pw", NULL
+	});
 	assert_string_equal(cfg.schema_registry, "https://registry:8081");
 	assert_string_equal(cfg.schema_registry_user_info, "bob:pw");
 	config_free(&cfg);
@@ -843,11 +859,12 @@ test_schema_registry_client_cert(void **state)
 	config_free(&cfg);
 	unlink(path);
 
-	setenv("FEEDER_VALUE_FORMAT", "confluent", 1);
-	setenv("FEEDER_SCHEMA_REGISTRY", "https://r:8081", 1);
-	setenv("FEEDER_SCHEMA_REGISTRY_CERT", "/env/c.crt", 1);
-	setenv("FEEDER_SCHEMA_REGISTRY_KEY", "/env/c.key", 1);
-	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	parse_with_env(&cfg, (const char *const[]) {
+		"FEEDER_VALUE_FORMAT", "confluent",
+		"FEEDER_SCHEMA_REGISTRY", "https://r:8081",
+		"FEEDER_SCHEMA_REGISTRY_CERT", "/env/c.crt",
+		"FEEDER_SCHEMA_REGISTRY_KEY", "/env/c.key", NULL
+	});
 	assert_string_equal(cfg.schema_registry_cert, "/env/c.crt");
 	assert_string_equal(cfg.schema_registry_key, "/env/c.key");
 	config_free(&cfg);

@@ -13,32 +13,9 @@
 set -uo pipefail
 RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 export RO_ROOT
-# shellcheck source=../lib/common.sh
-. "$RO_ROOT/test/lib/common.sh"
+# shellcheck source=../lib/demo.sh
+. "$RO_ROOT/test/lib/demo.sh"
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ro-demo-test.XXXXXX")
-ro_on_exit "rm -rf -- '$TMP'"
-OUT=$TMP/out
-ACCOUNT=$TMP/account
-
-# account KEY — the generator's value
-account() {
-	sed -n "s/^$1=//p" "$ACCOUNT"
-}
-
-# summary LABEL — the first number of the demo's summary line LABEL,
-# without its thousands separators
-summary() {
-	sed -n '/^Summary$/,$p' "$OUT" |
-		sed -nE "s/^  $1 +([0-9,]+).*/\\1/p" | head -n 1 | tr -d ,
-}
-
-# alive PID — PID runs (a zombie waiting for its reaper does not count)
-alive() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ -n $state && $state != Z ]]
-}
 
 tap_plan 11
 
@@ -71,19 +48,8 @@ tap_is "$sample" 5 "the summary shows a sample of 5 rows"
 tap_like "$(grep -E '^  throughput ' "$OUT")" '^  throughput +[1-9][0-9,]* +events/s' \
 	"the summary states a throughput in events/s"
 
-# every process the demo started: PostgreSQL, Kafka and the feeder say
-# "(pid N" in the narrative
-mapfile -t pids < <(grep -oE '\(pid [0-9]+' "$OUT" | awk '{ print $2 }' | sort -u)
-left=()
-for pid in "${pids[@]}"; do
-	alive "$pid" && left+=("$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)")
-done
-if [[ ${#pids[@]} -ge 3 && ${#left[@]} == 0 ]]; then
-	tap_ok 0 "no process the demo started is left running (${pids[*]})"
-else
-	tap_ok 1 "no process the demo started is left running"
-	tap_diag "pids found in the output: ${pids[*]:-none}" "still running: ${left[*]:-none}"
-fi
+# every process the demo started: PostgreSQL, Kafka and the feeder
+demo_nothing_left 3 "no process the demo started is left running"
 
 workdir=$(sed -n 's/^Working directory: //p' "$OUT")
 if [[ -n $workdir && ! -e $workdir ]]; then

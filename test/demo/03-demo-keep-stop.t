@@ -8,27 +8,17 @@
 set -uo pipefail
 RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 export RO_ROOT
-# shellcheck source=../lib/common.sh
-. "$RO_ROOT/test/lib/common.sh"
+# shellcheck source=../lib/demo.sh
+. "$RO_ROOT/test/lib/demo.sh"
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ro-demo-test.XXXXXX")
-OUT=$TMP/out
-ACCOUNT=$TMP/account
 STOP_CMD=
 
-# cleanup — whatever happened, stop what the kept demo runs
+# cleanup — whatever happened, stop what the kept demo runs (before the
+# exit handler of demo.sh, registered first, removes $TMP)
 cleanup() {
 	[[ -n $STOP_CMD ]] && eval "$STOP_CMD" >/dev/null 2>&1
-	rm -rf -- "$TMP"
 }
 ro_on_exit cleanup
-
-# alive PID — PID runs (a zombie waiting for its reaper does not count)
-alive() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ -n $state && $state != Z ]]
-}
 
 # rows PSQL_CONNINFO — orders in the demo's table, through the printed psql
 rows() {

@@ -11,24 +11,11 @@
 set -uo pipefail
 RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 export RO_ROOT
-# shellcheck source=../lib/common.sh
-. "$RO_ROOT/test/lib/common.sh"
+# shellcheck source=../lib/demo.sh
+. "$RO_ROOT/test/lib/demo.sh"
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ro-demo-test.XXXXXX")
-ro_on_exit "rm -rf -- '$TMP'"
-OUT=$TMP/out
-ACCOUNT=$TMP/account
 EVENTS=1000
 OTHER=100
-
-account() {
-	sed -n "s/^$1=//p" "$ACCOUNT"
-}
-
-summary() {
-	sed -n '/^Summary$/,$p' "$OUT" |
-		sed -nE "s/^  $1 +([0-9,]+).*/\\1/p" | head -n 1 | tr -d ,
-}
 
 tap_plan 8
 status=0

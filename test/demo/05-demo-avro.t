@@ -14,30 +14,10 @@
 set -uo pipefail
 RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 export RO_ROOT
-# shellcheck source=../lib/common.sh
-. "$RO_ROOT/test/lib/common.sh"
+# shellcheck source=../lib/demo.sh
+. "$RO_ROOT/test/lib/demo.sh"
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ro-demo-test.XXXXXX")
-ro_on_exit "rm -rf -- '$TMP'"
-OUT=$TMP/out
-ACCOUNT=$TMP/account
 EVENTS=4000
-
-account() {
-	sed -n "s/^$1=//p" "$ACCOUNT"
-}
-
-summary() {
-	sed -n '/^Summary$/,$p' "$OUT" |
-		sed -nE "s/^  $1 +([0-9,]+).*/\\1/p" | head -n 1 | tr -d ,
-}
-
-# alive PID — PID runs (a zombie waiting for its reaper does not count)
-alive() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ -n $state && $state != Z ]]
-}
 
 tap_plan 14
 status=0
@@ -68,15 +48,5 @@ tap_like "$reasons" 'schema id N \(Avro\): bytes are left after the Avro value' 
 tap_like "$reasons" 'schema id N \(Avro\): the Avro bytes do not match the schema' "Avro bytes cut short are quarantined as not matching the schema"
 tap_like "$reasons" 'value is not framed by a Schema Registry serializer' "an unframed value is quarantined as such"
 
-mapfile -t pids < <(grep -oE '\(pid [0-9]+' "$OUT" | awk '{ print $2 }' | sort -u)
-left=()
-for pid in "${pids[@]}"; do
-	alive "$pid" && left+=("$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)")
-done
-if [[ ${#pids[@]} -ge 4 && ${#left[@]} == 0 ]]; then
-	tap_ok 0 "no process the demo started is left running, the registry included (${pids[*]})"
-else
-	tap_ok 1 "no process the demo started is left running, the registry included"
-	tap_diag "pids found in the output: ${pids[*]:-none}" "still running: ${left[*]:-none}"
-fi
+demo_nothing_left 4 "no process the demo started is left running, the registry included"
 tap_done
