@@ -605,6 +605,27 @@ loop_check_positions(feeder_app *app, int64_t now)
 }
 
 /*
+ * loop_close_lane
+ *		Close the session of lane l (not the first), which has no partition
+ *		any more and holds no message: after a rebalance took its
+ *		partitions, a lane keeps no backend it cannot use.  Its lane opens
+ *		a new session when it gets partitions again (loop_open_lanes).
+ */
+static void
+loop_close_lane(lane *l)
+{
+	log_line	line;
+
+	if (!db_connected(l->db) || l->batch.count > 0 || queue_length(&l->pending) > 0)
+		return;
+	db_disconnect(l->db);
+	log_begin(&line, LOG_INFO, "db_session_closed");
+	log_kv_int(&line, "session", l->index);
+	log_kv_str(&line, "reason", "no partition assigned goes through this session any more; it reopens when one does");
+	log_end(&line);
+}
+
+/*
  * loop_open_lanes
  *		While no batch runs and the first session is checked: open and
  *		check the sessions of the other lanes that have partitions, at most
@@ -613,7 +634,10 @@ loop_check_positions(feeder_app *app, int64_t now)
  *		would first wait for every running batch and hold the main thread
  *		while it connects.  A lane that cannot connect now tries again with
  *		its first batch, which reports the error; a lane without partitions
- *		opens no session.
+ *		opens no session, and one whose partitions a rebalance took closes
+ *		its session (loop_close_lane): a feeder holds at most one session
+ *		more than the lanes of its partitions (the first, which starts
+ *		them).
  */
 static void
 loop_open_lanes(feeder_app *app, int64_t now)
@@ -629,9 +653,10 @@ loop_open_lanes(feeder_app *app, int64_t now)
 	{
 		lane	   *l = &app->lanes[i];
 
-		if (l->lost_ms < 0 && positions_needed(app, l) &&
-			loop_lane_has_partitions(app, i) &&
-			positions_reconcile(app, l, &err) == DB_ERR_NONE)
+		if (!loop_lane_has_partitions(app, i))
+			loop_close_lane(l);
+		else if (l->lost_ms < 0 && positions_needed(app, l) &&
+				 positions_reconcile(app, l, &err) == DB_ERR_NONE)
 			loop_prune_revoked(app);
 	}
 }

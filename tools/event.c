@@ -65,6 +65,23 @@ static const gen_name gen_names[] = {
 
 #define GEN_NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The end of an event after its items: shipping and total, at most. */
+#define GEN_TAIL_BYTES 120
+
+/* --event-bytes: the size events are grown to with order lines, 0: none. */
+static size_t gen_min_bytes;
+
+/*
+ * gen_event_set_min_bytes
+ *		Render every event with order lines added until it has about
+ *		'bytes' bytes (the event of a large basket); 0: the drawn 1 to 3.
+ */
+void
+gen_event_set_min_bytes(int bytes)
+{
+	gen_min_bytes = bytes > 0 ? (size_t) bytes : 0;
+}
+
 /*
  * gen_rng_next
  *		SplitMix64: one 64-bit pseudo-random number.  Small, fast and good
@@ -226,7 +243,8 @@ gen_render_fields(const gen_order *order, int with_order_id, int latin1,
 				"\"channel\":\"%s\",\"currency\":\"%s\",\"items\":[",
 				order->reference, when, (int) (order->occurred_ms % 1000),
 				customer, channel->name, place->currency);
-	for (i = 0; i < nitems; i++)
+	for (i = 0; i < nitems ||
+		 (len + GEN_TAIL_BYTES < gen_min_bytes && len + 2 * GEN_TAIL_BYTES < size); i++)
 	{
 		unsigned	sku = 10000 + (unsigned) gen_rng_below(&rng, 90000);
 		int			quantity = 1 + (int) gen_rng_below(&rng, 3);

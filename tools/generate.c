@@ -630,6 +630,7 @@ main(int argc, char **argv)
 	int			status = GEN_EXIT_OK;
 
 	gen_parse_options(&run.opts, argc, argv);
+	gen_event_set_min_bytes(run.opts.event_bytes);
 	run.rng = run.opts.seed;
 	run.next_reference = 1;
 	if (gen_plan(&run) != 0)

@@ -17,7 +17,9 @@
 #define GEN_NAME			"ro-generate-events"
 #define GEN_UUID_LEN		36
 #define GEN_REFERENCE_MAX	24
-#define GEN_EVENT_MAX		2048
+#define GEN_EVENT_MAX		16384
+/* --event-bytes: the largest size asked for (order lines added up to it) */
+#define GEN_EVENT_BYTES_MAX	12000
 /* A value: an event, wrapped at most (every byte escaped as \u00XX) */
 #define GEN_VALUE_MAX		(GEN_EVENT_MAX * 6 + 64)
 
@@ -76,6 +78,7 @@ typedef struct gen_options
 	int			debezium;		/* --envelope debezium */
 	const char *header_name;	/* --header NAME=VALUE, on every message */
 	const char *header_value;
+	int			event_bytes;	/* --event-bytes: order lines up to ~N bytes, 0: 1-3 */
 } gen_options;
 
 /* options.c */
@@ -89,6 +92,7 @@ extern void gen_uuid_v4(uint64_t *state, char *out);
 extern void gen_order_new(gen_order *order, uint64_t *state,
 						  const char *order_id, uint32_t reference_number,
 						  int64_t now_ms);
+extern void gen_event_set_min_bytes(int bytes);
 extern size_t gen_event_render(const gen_order *order, char *buf, size_t size);
 extern size_t gen_malformed_render(const gen_order *order, gen_malformed variant,
 								   char *buf, size_t size);

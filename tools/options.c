@@ -62,6 +62,8 @@ gen_usage(FILE *out)
 			"                           text payload through JsonConverter with schemas:\n"
 			"                           {\"schema\":{\"type\":\"string\",...},\"payload\":\"<event>\"}\n"
 			"      --header NAME=VALUE  a header on every message but tombstones\n"
+			"      --event-bytes N      order lines added to each event until it has about N\n"
+			"                           bytes, up to 12000 (default 0: 1 to 3 lines, ~300)\n"
 			"      --manifest FILE      write \"partition offset kind order_id external_reference\"\n"
 			"                           per message (kind: valid, redelivery, cross, divergent,\n"
 			"                           malformed, tombstone; \"-\" when absent)\n"
@@ -124,7 +126,8 @@ gen_parse_options(gen_options *opts, int argc, char **argv)
 	enum
 	{
 		OPT_REDELIVERIES = 256, OPT_CROSS, OPT_DIVERGENT, OPT_MALFORMED,
-		OPT_TOMBSTONES, OPT_MANIFEST, OPT_PROGRESS, OPT_ENVELOPE, OPT_HEADER
+		OPT_TOMBSTONES, OPT_MANIFEST, OPT_PROGRESS, OPT_ENVELOPE, OPT_HEADER,
+		OPT_EVENT_BYTES
 	};
 	static const struct option longopts[] = {
 		{"brokers", required_argument, NULL, 'b'},
@@ -142,6 +145,7 @@ gen_parse_options(gen_options *opts, int argc, char **argv)
 		{"envelope", required_argument, NULL, OPT_ENVELOPE},
 		{"header", required_argument, NULL, OPT_HEADER},
 		{"output", required_argument, NULL, 'o'},
+		{"event-bytes", required_argument, NULL, OPT_EVENT_BYTES},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -226,6 +230,10 @@ gen_parse_options(gen_options *opts, int argc, char **argv)
 					opts->header_name = optarg;
 					opts->header_value = eq + 1;
 				}
+				break;
+			case OPT_EVENT_BYTES:
+				opts->event_bytes = (int) gen_parse_number("--event-bytes", optarg, 0,
+														   GEN_EVENT_BYTES_MAX);
 				break;
 			case 'h':
 				gen_usage(stdout);

@@ -5,7 +5,9 @@
 # contract changes.
 #
 # First an idle feeder with --db-sessions 3 on an empty topic: all three
-# sessions open before any message; on a topic of one partition, one.  Then a stream of its own on 6
+# sessions open before any message; on a topic of one partition, one; on a
+# topic of three, three, and fewer once a second member of the group took
+# some of its partitions (a lane without partitions closes its session).  Then a stream of its own on 6
 # partitions with --db-sessions 3: every session opens, every session commits batches (the debug line
 # batch_committed names its session), every valid order lands exactly
 # once, the offsets reach the end, and a crash of the database mid-stream
@@ -33,7 +35,7 @@ FEEDER_ARGS=(--db-sessions "$SESSIONS" --batch-size 50 --log-level debug
 # --- the suite's own scenario, on a cluster of its own (it crashes it)
 DB_DIR= # set by pg_start
 pg_start DB_DIR >&2 || bail "could not start a dedicated PostgreSQL cluster"
-kafka_start 1 "$E2E_TOPIC:$PARTITIONS" "quiet:3" "single:1" || bail "could not start the development Kafka"
+kafka_start 1 "$E2E_TOPIC:$PARTITIONS" "quiet:3" "single:1" "three:$SESSIONS" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
 
 for ((p = 0; p < PARTITIONS; p++)); do
@@ -70,6 +72,29 @@ tap_cmd "--db-sessions $SESSIONS on one partition: one session" role_sessions_ar
 feeder_stop single
 is "$?" 0 "SIGTERM: that feeder exits 0"
 tap_cmd "its session is closed" ro_wait_until 10 role_sessions_are 0
+
+# A lane whose partitions a rebalance took closes its session: alone on a
+# topic of $SESSIONS partitions a feeder opens $SESSIONS; once a second
+# member (one session) joins, the first keeps at most its first session
+# and those of the lanes of its partitions (range or round robin: 2 of 3
+# partitions in at most 2 lanes, or 1), so the role has 3 sessions, not
+# $SESSIONS + 1.
+feeder_start shared three "$GROUP-three" "${FEEDER_ARGS[@]}"
+tap_cmd "alone on $SESSIONS partitions, a feeder opens $SESSIONS sessions" \
+	ro_wait_until 60 role_sessions_are "$SESSIONS"
+feeder_start second three "$GROUP-three" "${FEEDER_ARGS[@]}" --db-sessions 1
+tap_cmd "a second member of the group joins" \
+	ro_wait_until 60 grep -q 'event=partitions_assigned' "$E2E_TMP/second.log"
+tap_cmd "after the rebalance the first feeder closed the sessions its partitions no longer use: 3 sessions in all" \
+	ro_wait_until 30 role_sessions_are 3
+tap_cmd "and said so (db_session_closed)" grep -q 'event=db_session_closed' "$E2E_TMP/shared.log"
+feeder_stop second
+is "$?" 0 "SIGTERM: the second member exits 0"
+tap_cmd "alone again, the first feeder reopens the sessions of its partitions' lanes" \
+	ro_wait_until 60 role_sessions_are "$SESSIONS"
+feeder_stop shared
+is "$?" 0 "SIGTERM: the first member exits 0"
+tap_cmd "their sessions are closed" ro_wait_until 10 role_sessions_are 0
 
 feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 tap_cmd "--db-sessions $SESSIONS: the feeder gets a fifth through the stream" \

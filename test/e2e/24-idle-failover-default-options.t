@@ -1,19 +1,20 @@
 #!/bin/bash
 # 24-idle-failover-default-options.t — the asynchronous failover of 10, but
 # the stream is idle through it and the feeder runs with default options:
-# no --metrics-listen, the default two database sessions.  Nothing but the
+# no --metrics-listen, the default number of database sessions (read from
+# the feeder's starting line: 4 since issue 28, 2 before).  Nothing but the
 # feeder's own periodic work can notice that its sessions were lost: no
 # message arrives after the crash, none is produced after the promotion.
 #
 # A primary and an asynchronous standby (pg_basebackup -R); a feeder with a
 # multi-host DSN (target_session_attrs=read-write) on four partitions, so
-# both sessions have partitions.  The standby replays part 1 and stops; the
+# every session has partitions.  The standby replays part 1 and stops; the
 # primary commits part 2 and crashes (-m immediate); the standby starts
 # alone, without part 2, and is promoted.  Then, with no new message,
 # within 30 s: the feeder has logged the loss of each session
-# (db_connection_lost session=0 and session=1) and reconnected both
+# (db_connection_lost session=0, 1, ...) and reconnected each
 # (db_reconnected), logged event=positions_behind for every partition (the
-# partitions of both sessions: the line names the session), read part 2
+# partitions of every session: the line names the session), read part 2
 # again from Kafka, and the promoted database holds exactly what a database
 # that never failed would hold.  No batch failed on the way: each lost
 # session was reopened and its positions checked before anything was sent
@@ -27,7 +28,7 @@ E2E_TOPIC=orders
 GROUP=e2e-24
 PARTITIONS=4
 REFILL_SECONDS=30
-plan 28
+plan 29
 
 # behind_sessions — the sessions named by the positions_behind lines
 behind_sessions() {
@@ -72,7 +73,12 @@ flush || bail "kcat could not produce"
 feeder_start feeder "$E2E_TOPIC" "$GROUP"
 check "part 1: the primary's positions reach the end offsets" db_wait_caught_up "$GROUP" 60
 check "part 1: the standby has replayed it" pg_wait_replayed "$PRIMARY_DIR" "$STANDBY_DIR" 60
-check "the feeder has its default two database sessions open" ro_wait_until 10 role_sessions_are 2
+# the default, as the feeder says it; every session has a partition
+SESSIONS=$(sed -nE 's/.* event=starting .* db_sessions=([0-9]+).*/\1/p' "$E2E_TMP/feeder.log" | head -n 1)
+ALL_SESSIONS="$(seq -s ' ' 0 $((${SESSIONS:-1} - 1))) "
+check "the feeder starts with its default database sessions (${SESSIONS:-none found}), no more than the partitions" \
+	test "${SESSIONS:-0}" -ge 2 -a "${SESSIONS:-0}" -le "$PARTITIONS"
+check "the feeder has its default $SESSIONS database sessions open" ro_wait_until 10 role_sessions_are "$SESSIONS"
 check "it serves no metrics (no --metrics-listen)" log_has_no "event=metrics_listening" feeder
 
 # --- the standby falls behind; the primary commits part 2, then crashes
@@ -110,15 +116,15 @@ diag "$((SECONDS - promoted_at)) s after the promotion; the feeder's database an
 check "no message was produced after the crash (the end offsets are those before it)" \
 	cmp -s "$E2E_TMP/ends.before" <(kafka_end_offsets "$E2E_TOPIC")
 check "the feeder is the same process as before the failover" feeder_alive feeder
-is "$(event_sessions db_connection_lost)" "0 1 " \
-	"both idle sessions were watched: event=db_connection_lost names session 0 and session 1"
-is "$(event_sessions db_reconnected)" "0 1 " "both sessions reconnected: event=db_reconnected names session 0 and session 1"
+is "$(event_sessions db_connection_lost)" "$ALL_SESSIONS" \
+	"every idle session was watched: event=db_connection_lost names sessions $ALL_SESSIONS"
+is "$(event_sessions db_reconnected)" "$ALL_SESSIONS" "every session reconnected: event=db_reconnected names sessions $ALL_SESSIONS"
 # shellcheck disable=SC2016 # $2, $3 are awk's fields
 expected_behind=$(awk 'FILENAME == ARGV[1] { pos[$2] = $3; next } { print $2, $3, pos[$2], pos[$2] - $3 }' \
 	"$E2E_TMP/positions.primary" "$E2E_TMP/positions.standby")
 is "$(behind_lines)" "$expected_behind" \
 	"event=positions_behind per partition: the promoted database's position, the feeder's, the gap"
-is "$(behind_sessions)" "0 1 " "the partitions of both sessions were refilled (positions_behind names session 0 and session 1)"
+is "$(behind_sessions)" "$ALL_SESSIONS" "the partitions of every session were refilled (positions_behind names sessions $ALL_SESSIONS)"
 is "$(log_events feeder batch_failed | wc -l)" 0 \
 	"no batch failed: each lost session was reopened and checked before anything was sent on it"
 check "Kafka's committed offsets reach the end offsets" \

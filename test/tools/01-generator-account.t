@@ -7,7 +7,8 @@
 # each number of the account against what is in the topic (independently
 # re-derived: a strict UTF-8 JSON parse, keys, NULL values), the manifest
 # against the partitions/offsets/keys kcat reports, that the same seed
-# gives the same stream, that --rate paces, and that undelivered messages
+# gives the same stream, that --rate paces, that --event-bytes makes valid
+# events of about the size asked for, and that undelivered messages
 # and bad usage make the generator exit non-zero.
 
 set -euo pipefail
@@ -23,7 +24,7 @@ SEED=20240501
 RATIOS=(--redeliveries 0.2 --cross-partition 0.02 --divergent 0.004
 	--malformed 0.004 --tombstones 0.004)
 
-tap_plan 23
+tap_plan 25
 
 GEN=${RO_GENERATE_EVENTS:-$RO_ROOT/tools/ro-generate-events}
 if [[ ! -x $GEN ]]; then
@@ -35,7 +36,7 @@ command -v kcat >/dev/null || tap_bail "kcat is not installed"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-gen-test.XXXXXX")
 ro_on_exit "rm -rf -- '$WORK'"
 ro_on_exit kafka_stop
-kafka_start 3 orders:4 replay:4 paced:1 || tap_bail "the development Kafka did not start"
+kafka_start 3 orders:4 replay:4 paced:1 large:1 || tap_bail "the development Kafka did not start"
 
 # account KEY — one value of the account in $WORK/account
 account() {
@@ -154,7 +155,23 @@ start=$(date +%s%N)
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 tap_ok "$([[ $elapsed_ms -ge 450 ]]; echo $?)" "--rate 60 spreads 30 messages over at least 450 ms (took $elapsed_ms ms)"
 
-# 19: undelivered messages make it fail, and the account says so
+# 19-20: --event-bytes 3000: every event of about 3 kB (order lines added,
+# the total still their sum), with the same account as without it
+"$GEN" --brokers "$KAFKA_BOOTSTRAP" --topic large --count 50 --seed "$SEED" --redeliveries 0.2 \
+	--cross-partition 0 --divergent 0 --malformed 0 --tombstones 0 --event-bytes 3000 \
+	>"$WORK/account.large" 2>/dev/null || true
+kcat -b "$KAFKA_BOOTSTRAP" -C -t large -o beginning -e -q -f '%s\n' >"$WORK/large"
+sizes=$(perl -MJSON::PP -ne '
+	chomp; my $ev = eval { JSON::PP->new->utf8->decode($_) } or do { print "invalid\n"; next };
+	my $sum = 0; $sum += $_->{quantity} * $_->{unitPrice} for @{$ev->{items}};
+	my $ship = $ev->{shipping}{method} eq "EXPRESS" ? 9.95 : 4.95;
+	printf "%s\n", (abs($sum + $ship - $ev->{total}) < 0.005 && length($_) >= 2900 && length($_) <= 3100)
+		? "ok" : "size " . length($_) . " items " . scalar(@{$ev->{items}})' "$WORK/large" | sort | uniq -c | tr -s ' ')
+tap_is "$sizes" " 50 ok" "--event-bytes 3000: 50 valid events of 2,900 to 3,100 bytes whose total is still their lines' sum"
+tap_is "$(sed -n 's/^produced=//p' "$WORK/account.large") $(sed -n 's/^redeliveries=//p' "$WORK/account.large")" "50 10" \
+	"--event-bytes changes no count of the account"
+
+# 21: undelivered messages make it fail, and the account says so
 dead=127.0.0.1:1
 status=0
 "$GEN" --brokers "$dead" --count 5 -X message.timeout.ms=1500 \
@@ -162,7 +179,7 @@ status=0
 tap_is "$status $(sed -n 's/^failed=//p' "$WORK/account.dead")" "1 5" \
 	"with no reachable broker it exits 1 and reports failed=5"
 
-# 20: bad usage exits 2
+# 22: bad usage exits 2
 status=0
 "$GEN" --brokers "$KAFKA_BOOTSTRAP" --redeliveries 0.7 --malformed 0.5 >/dev/null 2>&1 || status=$?
 tap_is "$status" 2 "ratios adding up to more than 1 are a usage error (exit 2)"
