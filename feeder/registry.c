@@ -299,13 +299,40 @@ registry_error_code(const registry_body *body, char *message, size_t len)
 }
 
 /*
+ * registry_tls_alert_refuses
+ *		Whether libcurl's error text reports a TLS alert by which the peer
+ *		refuses the client's certificate: OpenSSL's "tlsv13 alert
+ *		certificate required", "sslv3 alert bad certificate", "tlsv1 alert
+ *		unknown ca"...  Any other alert is not about the certificate (a
+ *		load balancer under strain sends "internal error"; "close notify"
+ *		is a peer closing), so it says nothing of the configuration.
+ */
+int
+registry_tls_alert_refuses(const char *text)
+{
+	static const char *const refusals[] = {
+		"certificate required", "bad certificate", "unknown ca",
+		"certificate unknown", "certificate expired", "certificate revoked",
+		"unsupported certificate", "access denied"
+	};
+	const char *alert;
+	size_t		i;
+
+	for (alert = strstr(text, " alert "); alert != NULL;
+		 alert = strstr(alert + 1, " alert "))
+		for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+			if (strncmp(alert + 7, refusals[i], strlen(refusals[i])) == 0)
+				return 1;
+	return 0;
+}
+
+/*
  * registry_tls_refused
  *		Whether a failed request was the registry refusing the client in
- *		TLS: libcurl's "client certificate required", or a TLS alert
- *		received after the handshake (TLS 1.3 verifies the client's
+ *		TLS: libcurl's "client certificate required", or a certificate
+ *		alert received after the handshake (TLS 1.3 verifies the client's
  *		certificate after the client's side of the handshake is done, so
- *		OpenSSL reports the server's alert, "certificate required", "bad
- *		certificate", "unknown ca", on the first read).
+ *		OpenSSL reports the server's alert on the first read or write).
  */
 static int
 registry_tls_refused(CURLcode rc, const char *what_failed)
@@ -313,8 +340,7 @@ registry_tls_refused(CURLcode rc, const char *what_failed)
 	if (rc == CURLE_SSL_CLIENTCERT)
 		return 1;
 	return (rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
-		strstr(what_failed, " alert ") != NULL &&
-		strstr(what_failed, "close notify") == NULL;
+		registry_tls_alert_refuses(what_failed);
 }
 
 /*
@@ -402,7 +428,7 @@ registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 		snprintf(err, errlen, "schema registry %s: %s%s", base, what_failed,
 				 !refused ? "" : r->cert_file == NULL ?
 				 ": the registry requires a TLS client certificate: give --schema-registry-cert and --schema-registry-key" :
-				 ": the registry refused the TLS client certificate: check that --schema-registry-cert is signed by a CA the registry trusts and --schema-registry-key is its key");
+				 ": the registry refused the TLS client certificate: check that --schema-registry-cert is valid (not expired or revoked), signed by a CA the registry trusts, and that --schema-registry-key is its key");
 		result = tls ? REGISTRY_FATAL : REGISTRY_TRANSIENT;
 	}
 	else if (status == 200)

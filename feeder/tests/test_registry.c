@@ -2,7 +2,8 @@
  *
  * test_registry.c
  *	  Unit tests of registry.c: lanes that ask for the same schema at once
- *	  share one request and its result (a failure included).
+ *	  share one request and its result (a failure included), and which
+ *	  TLS alerts mean the registry refused the client's certificate.
  *
  * The registry is a small HTTP server on 127.0.0.1 in a thread of the
  * test: it counts the requests and answers each after a delay, or never.
@@ -326,6 +327,41 @@ test_waiters_share_an_uncached_schema(void **state)
 	registry_free(r);
 }
 
+/* Certificate alerts refuse the client; any other alert does not. */
+static void
+test_tls_alert_refuses(void **state)
+{
+	static const char *const refusing[] = {
+		"OpenSSL SSL_read: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0",
+		"OpenSSL SSL_read: error:0A000412:SSL routines::sslv3 alert bad certificate, errno 0",
+		"OpenSSL SSL_read: error:0A000418:SSL routines::tlsv1 alert unknown ca, errno 0",
+		"OpenSSL SSL_read: error:0A000416:SSL routines::sslv3 alert certificate unknown, errno 0",
+		"OpenSSL SSL_write: error:0A000415:SSL routines::sslv3 alert certificate expired, errno 0",
+		"OpenSSL SSL_read: error:0A000414:SSL routines::sslv3 alert certificate revoked, errno 0",
+		"OpenSSL SSL_read: error:0A000413:SSL routines::sslv3 alert unsupported certificate, errno 0",
+		"OpenSSL SSL_read: error:0A00041D:SSL routines::tlsv1 alert access denied, errno 0",
+	};
+	static const char *const other[] = {
+		"OpenSSL SSL_read: error:0A000438:SSL routines::tlsv1 alert internal error, errno 0",
+		"OpenSSL SSL_read: error:0A000410:SSL routines::sslv3 alert handshake failure, errno 0",
+		"OpenSSL SSL_read: error:0A000432:SSL routines::tlsv1 alert decrypt error, errno 0",
+		"OpenSSL SSL_read: error:0A000126:SSL routines::unexpected eof while reading, errno 0",
+		"OpenSSL SSL_read: error:0A000410:SSL routines::sslv3 alert close notify, errno 0",
+		"OpenSSL SSL_read: error:0A00042E:SSL routines::tlsv1 alert protocol version, errno 0",
+		"Recv failure: Connection reset by peer",
+		"",
+	};
+	size_t		i;
+
+	(void) state;
+	for (i = 0; i < sizeof(refusing) / sizeof(refusing[0]); i++)
+		if (!registry_tls_alert_refuses(refusing[i]))
+			fail_msg("not taken as a refusal: %s", refusing[i]);
+	for (i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		if (registry_tls_alert_refuses(other[i]))
+			fail_msg("taken as a refusal: %s", other[i]);
+}
+
 int
 main(void)
 {
@@ -333,6 +369,7 @@ main(void)
 		cmocka_unit_test(test_waiters_share_a_timeout),
 		cmocka_unit_test(test_waiters_share_an_unknown_id),
 		cmocka_unit_test(test_waiters_share_an_uncached_schema),
+		cmocka_unit_test(test_tls_alert_refuses),
 	};
 	int			failed;
 
