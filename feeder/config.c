@@ -756,10 +756,49 @@ config_order_props(feeder_config *cfg)
 }
 
 /*
+ * config_check_readable
+ *		A file option's file can be read by the feeder's user: checked at
+ *		start, so that a typo or a permission shows as exit 2 naming the
+ *		option (from where it was given) and the path, not at the first
+ *		message.  NULL path: not given.
+ */
+static config_result
+config_check_readable(const feeder_config *cfg, config_option id,
+					  const char *option, const char *env, const char *path,
+					  char *err, size_t errlen)
+{
+	FILE	   *f;
+	char		where[512];
+	int			failed;
+	int			saved;
+
+	if (path == NULL)
+		return CONFIG_OK;
+	errno = 0;
+	f = fopen(path, "r");
+	failed = f == NULL || (fgetc(f) == EOF && ferror(f));	/* a directory */
+	saved = errno;
+	if (f != NULL)
+		fclose(f);
+	if (!failed)
+		return CONFIG_OK;
+	if (cfg->source[id] == CONFIG_SRC_ENV)
+		snprintf(where, sizeof(where), "%s", env);
+	else if (cfg->source[id] == CONFIG_SRC_FILE)
+		snprintf(where, sizeof(where), "%s (in -F %s)", option, cfg->config_file);
+	else
+		snprintf(where, sizeof(where), "%s", option);
+	return config_error(err, errlen,
+						"%s: cannot read \"%s\": %s (the feeder's user must be able to read it)",
+						where, path, strerror(saved));
+}
+
+/*
  * config_check_outbox
  *		The envelope and event type options together: with cloudevents the
  *		type is CloudEvents' own (ce_type, or the type attribute), so
  *		--type-header is refused; --type-header alone would do nothing.
+ *		Then the Schema Registry's options together, and its files readable.
  */
 static config_result
 config_check_outbox(feeder_config *cfg, char *err, size_t errlen)
@@ -800,6 +839,16 @@ config_check_outbox(feeder_config *cfg, char *err, size_t errlen)
 	if (cfg->schema_registry_cert != NULL && cfg->schema_registry == NULL)
 		return config_error(err, errlen,
 							"--schema-registry-cert is used only with --value-format confluent --schema-registry URL");
+	if (config_check_readable(cfg, OPT_SCHEMA_REGISTRY_CA, "--schema-registry-ca",
+							  CONFIG_ENV_SCHEMA_REGISTRY_CA, cfg->schema_registry_ca,
+							  err, errlen) != CONFIG_OK ||
+		config_check_readable(cfg, OPT_SCHEMA_REGISTRY_CERT, "--schema-registry-cert",
+							  CONFIG_ENV_SCHEMA_REGISTRY_CERT, cfg->schema_registry_cert,
+							  err, errlen) != CONFIG_OK ||
+		config_check_readable(cfg, OPT_SCHEMA_REGISTRY_KEY, "--schema-registry-key",
+							  CONFIG_ENV_SCHEMA_REGISTRY_KEY, cfg->schema_registry_key,
+							  err, errlen) != CONFIG_OK)
+		return CONFIG_ERROR;
 	return CONFIG_OK;
 }
 

@@ -6,12 +6,16 @@
  *
  * GET /schemas/ids/{id} answers {"schema": "...", "schemaType": ...}
  * (schemaType absent: AVRO); GET /schemas/guids/{guid} likewise, for a
- * schema named by the GUID of a __value_schema_id header.  A schema never changes under its id, so each
- * id is asked once and kept, up to max_schemas (then an unused one is
- * dropped).  The lanes' threads share the cache under a mutex; a fetch
- * runs outside it, and only one lane fetches a given id (or GUID) at a
- * time: the others wait for its answer (a registry_fetching entry), so
- * lanes that meet a new id at once still ask the registry once.  Answers are classed by whose fault they are:
+ * schema named by the GUID of a __value_schema_id header.  A schema never
+ * changes under its id, so each id is asked once and kept, up to
+ * max_schemas (then an unused one is dropped).  The lanes' threads share
+ * the cache under a mutex; a fetch runs outside it, and only one lane
+ * fetches a given id (or GUID) at a time: the others wait for its result
+ * (a registry_fetching record) and take it, the schema or the failure, so
+ * lanes that meet a new id at once ask the registry once, and a failing
+ * registry costs them one request's time, not one each in turn.  A waiter
+ * waits at most as long as the fetch can take (each URL's timeout), plus
+ * a margin.  Answers are classed by whose fault they are:
  * unreachable, timing out, 5xx or 429 is transient (the batch waits and
  * is retried); 401, 403, a TLS failure, or an answer that is no registry's
  * is a configuration error; 404 with error code 40403 (or 40401) means the
@@ -21,6 +25,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
@@ -35,11 +40,27 @@
 /* Largest answer accepted (a schema is rarely more than a few kB). */
 #define REGISTRY_MAX_ANSWER (8 * 1024 * 1024)
 
-/* A lookup asking the registry, on its lane's stack, listed under lock. */
+/*
+ * How much longer than the fetch itself can take (each URL's timeout in
+ * turn) a lane waits for another lane's fetch before giving up.
+ */
+#define REGISTRY_WAIT_MARGIN_MS 1000
+
+/*
+ * A lookup asking the registry: listed under lock while it asks, then its
+ * result is left here for the lanes that waited on it.  Held by the lane
+ * that fetches and by each waiting lane (refs, under lock); the last one
+ * frees it.
+ */
 typedef struct registry_fetching
 {
 	int32_t		id;
-	const char *guid;			/* NULL: by id */
+	char	   *guid;			/* NULL: by id */
+	int			refs;			/* under lock */
+	int			done;			/* under lock: the result below is set */
+	registry_status status;
+	registry_schema *schema;	/* REGISTRY_OK: one reference per waiter */
+	char		err[512];		/* otherwise: why */
 	struct registry_fetching *next;
 } registry_fetching;
 
@@ -54,7 +75,7 @@ struct registry
 	long		timeout_ms;
 	int			max_schemas;
 	pthread_mutex_t lock;
-	pthread_cond_t fetched;		/* a fetch ended: see fetching */
+	pthread_cond_t fetched;		/* a fetch ended (CLOCK_MONOTONIC) */
 	registry_fetching *fetching;	/* under lock */
 	registry_schema **cache;
 	int			ncache;
@@ -124,6 +145,7 @@ registry_new(const registry_options *opts)
 	char	   *copy,
 			   *tok,
 			   *save = NULL;
+	pthread_condattr_t monotonic;
 
 	if (r == NULL || (copy = strdup(opts->urls)) == NULL)
 	{
@@ -149,7 +171,11 @@ registry_new(const registry_options *opts)
 	r->cache = calloc(r->max_schemas, sizeof(registry_schema *));
 	r->stats.up = 1;			/* until a request says otherwise */
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->fetched, NULL);
+	/* waits are bounded on the clock that does not jump */
+	pthread_condattr_init(&monotonic);
+	pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->fetched, &monotonic);
+	pthread_condattr_destroy(&monotonic);
 	if (r->urls == NULL || r->cache == NULL || r->nurls == 0)
 	{
 		registry_free(r);
@@ -273,13 +299,40 @@ registry_error_code(const registry_body *body, char *message, size_t len)
 }
 
 /*
+ * registry_tls_alert_refuses
+ *		Whether libcurl's error text reports a TLS alert by which the peer
+ *		refuses the client's certificate: OpenSSL's "tlsv13 alert
+ *		certificate required", "sslv3 alert bad certificate", "tlsv1 alert
+ *		unknown ca"...  Any other alert is not about the certificate (a
+ *		load balancer under strain sends "internal error"; "close notify"
+ *		is a peer closing), so it says nothing of the configuration.
+ */
+int
+registry_tls_alert_refuses(const char *text)
+{
+	static const char *const refusals[] = {
+		"certificate required", "bad certificate", "unknown ca",
+		"certificate unknown", "certificate expired", "certificate revoked",
+		"unsupported certificate", "access denied"
+	};
+	const char *alert;
+	size_t		i;
+
+	for (alert = strstr(text, " alert "); alert != NULL;
+		 alert = strstr(alert + 1, " alert "))
+		for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+			if (strncmp(alert + 7, refusals[i], strlen(refusals[i])) == 0)
+				return 1;
+	return 0;
+}
+
+/*
  * registry_tls_refused
  *		Whether a failed request was the registry refusing the client in
- *		TLS: libcurl's "client certificate required", or a TLS alert
- *		received after the handshake (TLS 1.3 verifies the client's
+ *		TLS: libcurl's "client certificate required", or a certificate
+ *		alert received after the handshake (TLS 1.3 verifies the client's
  *		certificate after the client's side of the handshake is done, so
- *		OpenSSL reports the server's alert, "certificate required", "bad
- *		certificate", "unknown ca", on the first read).
+ *		OpenSSL reports the server's alert on the first read or write).
  */
 static int
 registry_tls_refused(CURLcode rc, const char *what_failed)
@@ -287,8 +340,20 @@ registry_tls_refused(CURLcode rc, const char *what_failed)
 	if (rc == CURLE_SSL_CLIENTCERT)
 		return 1;
 	return (rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR) &&
-		strstr(what_failed, " alert ") != NULL &&
-		strstr(what_failed, "close notify") == NULL;
+		registry_tls_alert_refuses(what_failed);
+}
+
+/*
+ * registry_what
+ *		"schema id N" or "schema guid G", for messages.
+ */
+static void
+registry_what(int32_t id, const char *guid, char *what, size_t len)
+{
+	if (guid)
+		snprintf(what, len, "schema guid %s", guid);
+	else
+		snprintf(what, len, "schema id %d", id);
 }
 
 /*
@@ -319,15 +384,10 @@ registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 		return REGISTRY_TRANSIENT;
 	}
 	if (guid)
-	{
 		snprintf(url, sizeof(url), "%s/schemas/guids/%s", base, guid);
-		snprintf(what, sizeof(what), "schema guid %s", guid);
-	}
 	else
-	{
 		snprintf(url, sizeof(url), "%s/schemas/ids/%d", base, id);
-		snprintf(what, sizeof(what), "schema id %d", id);
-	}
+	registry_what(id, guid, what, sizeof(what));
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, registry_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
@@ -368,7 +428,7 @@ registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 		snprintf(err, errlen, "schema registry %s: %s%s", base, what_failed,
 				 !refused ? "" : r->cert_file == NULL ?
 				 ": the registry requires a TLS client certificate: give --schema-registry-cert and --schema-registry-key" :
-				 ": the registry refused the TLS client certificate: check that --schema-registry-cert is signed by a CA the registry trusts and --schema-registry-key is its key");
+				 ": the registry refused the TLS client certificate: check that --schema-registry-cert is valid (not expired or revoked), signed by a CA the registry trusts, and that --schema-registry-key is its key");
 		result = tls ? REGISTRY_FATAL : REGISTRY_TRANSIENT;
 	}
 	else if (status == 200)
@@ -418,68 +478,82 @@ registry_find(registry *r, int32_t id, const char *guid)
 }
 
 /*
- * registry_lookup_key
- *		The schema of an id, or of a GUID when guid is not NULL, from the
- *		cache or the registry (each URL in turn while they fail
- *		transiently).  On REGISTRY_OK *out is held until registry_release.
+ * registry_fetching_drop
+ *		Let go of a fetch record; the last holder frees it.  Under lock.
+ */
+static void
+registry_fetching_drop(registry_fetching *f)
+{
+	if (--f->refs > 0)
+		return;
+	free(f->guid);
+	free(f);
+}
+
+/*
+ * registry_wait
+ *		Wait for another lane's fetch f and take its result: the schema
+ *		(held) or the failure, never a fetch of our own.  The wait is
+ *		bounded by what the fetch can take, each URL's timeout, plus a
+ *		margin; past it, transient.  Called under lock; returns unlocked.
  */
 static registry_status
-registry_lookup_key(registry *r, int32_t id, const char *guid,
-					registry_schema **out, char *err, size_t errlen)
+registry_wait(registry *r, registry_fetching *f, registry_schema **out,
+			  char *err, size_t errlen)
 {
-	registry_schema *s = NULL,
-			   *found;
-	registry_status st = REGISTRY_TRANSIENT;
-	registry_fetching me = {id, guid, NULL},
-			  **link;
+	long long	wait_ms = (long long) r->nurls * r->timeout_ms +
+		REGISTRY_WAIT_MARGIN_MS;
+	struct timespec deadline;
+	registry_status st;
+	char		what[64];
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += wait_ms / 1000;
+	deadline.tv_nsec += (wait_ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000)
+	{
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	f->refs++;
+	while (!f->done &&
+		   pthread_cond_timedwait(&r->fetched, &r->lock, &deadline) != ETIMEDOUT)
+		;
+	if (f->done)
+	{
+		st = f->status;
+		if (st == REGISTRY_OK)
+			*out = f->schema;	/* the fetching lane counted this reference */
+		else
+			snprintf(err, errlen, "%s", f->err);
+	}
+	else
+	{
+		registry_what(f->id, f->guid, what, sizeof(what));
+		snprintf(err, errlen,
+				 "schema registry: waited %lld ms for another lane's lookup of %s, which has not ended (%d URL(s), --schema-registry-timeout-ms %ld each); the batch is retried",
+				 wait_ms, what, r->nurls, r->timeout_ms);
+		st = REGISTRY_TRANSIENT;
+	}
+	registry_fetching_drop(f);
+	pthread_mutex_unlock(&r->lock);
+	return st;
+}
+
+/*
+ * registry_keep
+ *		Cache a fetched schema held by holders lanes, when there is room
+ *		(full: an unused one is dropped, or this one stays uncached).
+ *		Under lock.
+ */
+static void
+registry_keep(registry *r, registry_schema *s, int holders)
+{
 	int			i;
 
-	pthread_mutex_lock(&r->lock);
-	for (;;)
-	{
-		registry_fetching *f;
-
-		found = registry_find(r, id, guid);
-		if (found)
-		{
-			pthread_mutex_unlock(&r->lock);
-			*out = found;
-			return REGISTRY_OK;
-		}
-		for (f = r->fetching; f != NULL; f = f->next)
-			if (guid ? f->guid != NULL && strcmp(f->guid, guid) == 0 :
-				f->guid == NULL && f->id == id)
-				break;
-		if (f == NULL)
-			break;
-		/* another lane is asking: its answer, or a failure to retry */
-		pthread_cond_wait(&r->fetched, &r->lock);
-	}
-	me.next = r->fetching;
-	r->fetching = &me;
-	pthread_mutex_unlock(&r->lock);
-
-	for (i = 0; i < r->nurls; i++)
-	{
-		st = registry_fetch_one(r, r->urls[i], id, guid, &s, err, errlen);
-		if (st != REGISTRY_TRANSIENT)
-			break;
-	}
-
-	pthread_mutex_lock(&r->lock);
-	for (link = &r->fetching; *link != &me; link = &(*link)->next)
-		;
-	*link = me.next;
-	pthread_cond_broadcast(&r->fetched);
-	if (st != REGISTRY_OK)
-	{
-		pthread_mutex_unlock(&r->lock);
-		return st;
-	}
-	s->refs = 1;
+	s->refs = holders;
 	if (r->ncache == r->max_schemas)
 	{
-		/* full: drop an unused one, or keep this one uncached */
 		for (i = 0; i < r->ncache && r->cache[i]->refs > 0; i++)
 			;
 		if (i < r->ncache)
@@ -493,9 +567,78 @@ registry_lookup_key(registry *r, int32_t id, const char *guid,
 		s->cached = 1;
 		r->cache[r->ncache++] = s;
 	}
+}
+
+/*
+ * registry_lookup_key
+ *		The schema of an id, or of a GUID when guid is not NULL, from the
+ *		cache or the registry (each URL in turn while they fail
+ *		transiently).  While one lane asks for an id, the others asking for
+ *		it wait and share its result.  On REGISTRY_OK *out is held until
+ *		registry_release.
+ */
+static registry_status
+registry_lookup_key(registry *r, int32_t id, const char *guid,
+					registry_schema **out, char *err, size_t errlen)
+{
+	registry_schema *s = NULL;
+	registry_status st = REGISTRY_TRANSIENT;
+	registry_fetching *f,
+			  **link;
+	int			i;
+
+	pthread_mutex_lock(&r->lock);
+	s = registry_find(r, id, guid);
+	if (s)
+	{
+		pthread_mutex_unlock(&r->lock);
+		*out = s;
+		return REGISTRY_OK;
+	}
+	for (f = r->fetching; f != NULL; f = f->next)
+		if (guid ? f->guid != NULL && strcmp(f->guid, guid) == 0 :
+			f->guid == NULL && f->id == id)
+			return registry_wait(r, f, out, err, errlen);
+	f = calloc(1, sizeof(registry_fetching));
+	if (f == NULL || (guid && (f->guid = strdup(guid)) == NULL))
+	{
+		pthread_mutex_unlock(&r->lock);
+		free(f);
+		snprintf(err, errlen, "could not start a schema registry lookup (out of memory)");
+		return REGISTRY_TRANSIENT;
+	}
+	f->id = id;
+	f->refs = 1;
+	f->next = r->fetching;
+	r->fetching = f;
 	pthread_mutex_unlock(&r->lock);
-	*out = s;
-	return REGISTRY_OK;
+
+	for (i = 0; i < r->nurls; i++)
+	{
+		st = registry_fetch_one(r, r->urls[i], id, guid, &s, err, errlen);
+		if (st != REGISTRY_TRANSIENT)
+			break;
+	}
+
+	/* leave the result to the lanes waiting (refs - 1 of them) */
+	pthread_mutex_lock(&r->lock);
+	for (link = &r->fetching; *link != f; link = &(*link)->next)
+		;
+	*link = f->next;
+	f->done = 1;
+	f->status = st;
+	if (st == REGISTRY_OK)
+	{
+		registry_keep(r, s, f->refs);
+		f->schema = s;
+		*out = s;
+	}
+	else
+		snprintf(f->err, sizeof(f->err), "%s", err);
+	pthread_cond_broadcast(&r->fetched);
+	registry_fetching_drop(f);
+	pthread_mutex_unlock(&r->lock);
+	return st;
 }
 
 /*

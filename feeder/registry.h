@@ -94,6 +94,7 @@ extern void registry_release(registry *r, registry_schema *s);
 extern int	registry_cached(registry *r);
 extern uint64_t registry_fetches(registry *r);
 extern void registry_get_stats(registry *r, registry_stats *out);
+extern int	registry_tls_alert_refuses(const char *text);
 
 /*
  * registry_result_name

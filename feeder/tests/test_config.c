@@ -835,7 +835,11 @@ test_schema_registry_client_cert(void **state)
 {
 	feeder_config cfg;
 	char		err[512];
+	char		line[512];
 	char	   *path;
+	char	   *crt = strdup(write_file("certificate\n"));
+	char	   *key = strdup(write_file("key\n"));
+	char	   *crt2 = strdup(write_file("another certificate\n"));
 
 	(void) state;
 	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
@@ -845,33 +849,34 @@ test_schema_registry_client_cert(void **state)
 	config_free(&cfg);
 	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
 						   "confluent", "--schema-registry", "https://r:8081",
-						   "--schema-registry-cert", "/etc/f/client.crt",
-						   "--schema-registry-key", "/etc/f/client.key"), CONFIG_OK);
-	assert_string_equal(cfg.schema_registry_cert, "/etc/f/client.crt");
-	assert_string_equal(cfg.schema_registry_key, "/etc/f/client.key");
+						   "--schema-registry-cert", crt,
+						   "--schema-registry-key", key), CONFIG_OK);
+	assert_string_equal(cfg.schema_registry_cert, crt);
+	assert_string_equal(cfg.schema_registry_key, key);
 	config_free(&cfg);
 
-	path = write_file("value-format=confluent\nschema-registry=https://r:8081\n"
-					  "schema-registry-cert=/f/c.crt\nschema-registry-key=/f/c.key\n");
+	snprintf(line, sizeof(line), "value-format=confluent\nschema-registry=https://r:8081\n"
+			 "schema-registry-cert=%s\nschema-registry-key=%s\n", crt, key);
+	path = write_file(line);
 	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path), CONFIG_OK);
-	assert_string_equal(cfg.schema_registry_cert, "/f/c.crt");
-	assert_string_equal(cfg.schema_registry_key, "/f/c.key");
+	assert_string_equal(cfg.schema_registry_cert, crt);
+	assert_string_equal(cfg.schema_registry_key, key);
 	config_free(&cfg);
 	unlink(path);
 
 	parse_with_env(&cfg, (const char *const[]) {
 		"FEEDER_VALUE_FORMAT", "confluent",
 		"FEEDER_SCHEMA_REGISTRY", "https://r:8081",
-		"FEEDER_SCHEMA_REGISTRY_CERT", "/env/c.crt",
-		"FEEDER_SCHEMA_REGISTRY_KEY", "/env/c.key", NULL
+		"FEEDER_SCHEMA_REGISTRY_CERT", crt,
+		"FEEDER_SCHEMA_REGISTRY_KEY", key, NULL
 	});
-	assert_string_equal(cfg.schema_registry_cert, "/env/c.crt");
-	assert_string_equal(cfg.schema_registry_key, "/env/c.key");
+	assert_string_equal(cfg.schema_registry_cert, crt);
+	assert_string_equal(cfg.schema_registry_key, key);
 	config_free(&cfg);
 	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
-						   "--schema-registry-cert", "/flag/c.crt"), CONFIG_OK);
-	assert_string_equal(cfg.schema_registry_cert, "/flag/c.crt");
-	assert_string_equal(cfg.schema_registry_key, "/env/c.key");
+						   "--schema-registry-cert", crt2), CONFIG_OK);
+	assert_string_equal(cfg.schema_registry_cert, crt2);
+	assert_string_equal(cfg.schema_registry_key, key);
 	config_free(&cfg);
 	clear_env(NULL);
 
@@ -891,6 +896,76 @@ test_schema_registry_client_cert(void **state)
 						   "--schema-registry-key", "/f/c.key"), CONFIG_ERROR);
 	assert_non_null(strstr(err, "only with --value-format confluent --schema-registry"));
 	config_free(&cfg);
+	unlink(crt);
+	unlink(key);
+	unlink(crt2);
+	free(crt);
+	free(key);
+	free(crt2);
+}
+
+/*
+ * test_schema_registry_files_unreadable
+ *		A --schema-registry-ca, -cert or -key file that cannot be read is
+ *		refused at start (exit 2), naming the option as it was given (flag,
+ *		-F key, FEEDER_* variable) and the path; not at the first message.
+ */
+static void
+test_schema_registry_files_unreadable(void **state)
+{
+	feeder_config cfg;
+	char		err[512];
+	char		line[512];
+	char	   *path;
+	char	   *crt = strdup(write_file("certificate\n"));
+	char	   *key = strdup(write_file("key\n"));
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "https://r:8081",
+						   "--schema-registry-ca", "/nonexistent/ca.crt"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "--schema-registry-ca: cannot read \"/nonexistent/ca.crt\": No such file or directory"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "https://r:8081",
+						   "--schema-registry-cert", "/nonexistent/c.crt",
+						   "--schema-registry-key", key), CONFIG_ERROR);
+	assert_non_null(strstr(err, "--schema-registry-cert: cannot read \"/nonexistent/c.crt\""));
+	config_free(&cfg);
+	/* a directory opens, but is no file to read */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "--value-format",
+						   "confluent", "--schema-registry", "https://r:8081",
+						   "--schema-registry-cert", crt,
+						   "--schema-registry-key", "/tmp"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "--schema-registry-key: cannot read \"/tmp\": Is a directory"));
+	config_free(&cfg);
+
+	snprintf(line, sizeof(line), "value-format=confluent\nschema-registry=https://r:8081\n"
+			 "schema-registry-cert=%s\nschema-registry-key=/nonexistent/c.key\n", crt);
+	path = write_file(line);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path),
+					 CONFIG_ERROR);
+	snprintf(line, sizeof(line), "--schema-registry-key (in -F %s): cannot read \"/nonexistent/c.key\"", path);
+	assert_non_null(strstr(err, line));
+	config_free(&cfg);
+	unlink(path);
+
+	setenv("FEEDER_VALUE_FORMAT", "confluent", 1);
+	setenv("FEEDER_SCHEMA_REGISTRY", "https://r:8081", 1);
+	setenv("FEEDER_SCHEMA_REGISTRY_CA", "/nonexistent/env-ca.crt", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_ERROR);
+	assert_non_null(strstr(err, "FEEDER_SCHEMA_REGISTRY_CA: cannot read \"/nonexistent/env-ca.crt\""));
+	config_free(&cfg);
+	/* the flag wins over the variable: only its file is checked */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--schema-registry-ca", crt), CONFIG_OK);
+	assert_string_equal(cfg.schema_registry_ca, crt);
+	config_free(&cfg);
+	clear_env(NULL);
+	unlink(crt);
+	unlink(key);
+	free(crt);
+	free(key);
 }
 
 /*
@@ -940,6 +1015,7 @@ main(void)
 		cmocka_unit_test_setup(test_flags_and_defaults, clear_env),
 		cmocka_unit_test_setup(test_schema_registry_options, clear_env),
 		cmocka_unit_test_setup(test_schema_registry_client_cert, clear_env),
+		cmocka_unit_test_setup(test_schema_registry_files_unreadable, clear_env),
 		cmocka_unit_test_setup(test_outbox_options, clear_env),
 		cmocka_unit_test_setup(test_dsn_hidden_in_argv, clear_env),
 		cmocka_unit_test_setup(test_repeatable_topic_and_numbers, clear_env),

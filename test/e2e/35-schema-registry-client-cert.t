@@ -10,8 +10,9 @@
 #    at the first message: the fatal line says the registry requires a
 #    client certificate and names the two options; nothing is stored,
 #    nothing acknowledged.
-# 2. A key file that cannot be read (given in a -F file): exit 3, naming
-#    the Schema Registry.
+# 2. A key file that cannot be read (given in a -F file): exit 2 at start,
+#    one line naming the option, the -F file and the path.  A key that is
+#    not the certificate's: exit 3 at the first message, naming the key.
 # 3. With the certificate and key (FEEDER_SCHEMA_REGISTRY_CERT and
 #    FEEDER_SCHEMA_REGISTRY_KEY): the orders are stored, decoded, the bad
 #    message quarantined, the group caught up.
@@ -28,7 +29,7 @@
 E2E_TOPIC=sr.mtls
 FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])'
 PKI=$E2E_TMP/pki
-plan 15
+plan 17
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 e2e_setup_db || bail "could not set up the database"
@@ -84,10 +85,18 @@ printf 'schema-registry-cert=%s\nschema-registry-key=%s\n' "$PKI/client.crt" "$E
 	>"$E2E_TMP/feeder.conf"
 feeder_start nokey "$E2E_TOPIC" e2e-35 -F "$E2E_TMP/feeder.conf" "${FEEDER_ARGS[@]}"
 feeder_wait_exit nokey 60
-is "${FEEDER_RC:-none}" 3 "a key file that cannot be read (-F): exit 3"
+is "${FEEDER_RC:-none}" 2 "a key file that cannot be read (-F): exit 2 at start (a configuration error)"
+check "the line names the option, the -F file and the path" \
+	grep -qF -- "--schema-registry-key (in -F $E2E_TMP/feeder.conf): cannot read \"$E2E_TMP/no-such.key\"" \
+	"$E2E_TMP/nokey.log"
+
+feeder_start wrongkey "$E2E_TOPIC" e2e-35 --schema-registry-cert "$PKI/client.crt" \
+	--schema-registry-key "$PKI/other-client.key" "${FEEDER_ARGS[@]}"
+feeder_wait_exit wrongkey 60
+is "${FEEDER_RC:-none}" 3 "a key that is not the certificate's: exit 3"
 check "the fatal line names the Schema Registry and the key problem" \
 	grep -qE 'level=fatal event=schema_registry_config_error .*step=schema_registry .*(private key|key file|client cert)' \
-	"$E2E_TMP/nokey.log"
+	"$E2E_TMP/wrongkey.log"
 
 # ---------------------------------------------------------------- 3. with the certificate
 
@@ -107,7 +116,8 @@ feeder_stop cert >/dev/null
 leaked=0
 while read -r line; do
 	[[ $line == -----* || ${#line} -lt 16 ]] && continue
-	grep -qF -- "$line" "$E2E_TMP"/nocert.* "$E2E_TMP"/nokey.* "$E2E_TMP"/cert.* && leaked=$((leaked + 1))
+	grep -qF -- "$line" "$E2E_TMP"/nocert.* "$E2E_TMP"/nokey.* "$E2E_TMP"/wrongkey.* \
+		"$E2E_TMP"/cert.* && leaked=$((leaked + 1))
 done <"$PKI/client.key"
 is "$leaked" 0 "no line of the private key appears in the feeder's logs or output"
 tap_done
