@@ -202,6 +202,7 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 					parts->elems[i].offset >= 0 ? parts->elems[i].offset : -1;
 				kc->slots[s].start_store = kc->slots[s].db_next;
 				kc->slots[s].asked_ms = 0;
+				kc->slots[s].ask_ticket = 0;
 				kc->slots[s].asked_lo = -1;
 				kc->slots[s].asked_hi = -1;
 				kc->slots[s].asked_committed = -1;
@@ -547,15 +548,14 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	rerr = rd_kafka_subscribe(kc->rk, topics);
 	rd_kafka_topic_partition_list_destroy(topics);
 	if (rerr)
-	{
 		snprintf(err, errlen, "could not subscribe: %s", rd_kafka_err2str(rerr));
-		if (kc->wake_q)
-			rd_kafka_queue_destroy(kc->wake_q);
-		rd_kafka_destroy(kc->rk);
-		free(kc);
-		return NULL;
-	}
-	return kc;
+	else if (kafka_status_start(kc, err, errlen) == 0)
+		return kc;
+	if (kc->wake_q)
+		rd_kafka_queue_destroy(kc->wake_q);
+	rd_kafka_destroy(kc->rk);
+	free(kc);
+	return NULL;
 }
 
 /*
@@ -1219,8 +1219,8 @@ kafka_fatal(const kafka_consumer *kc)
 
 /*
  * kafka_close
- *		Commit what is stored, leave the group (the revoke callback runs
- *		once more) and destroy the client.
+ *		Stop the lag asker, commit what is stored, leave the group (the
+ *		revoke callback runs once more) and destroy the client.
  */
 void
 kafka_close(kafka_consumer *kc)
@@ -1232,6 +1232,7 @@ kafka_close(kafka_consumer *kc)
 		return;
 	kc->quiesce_fn = NULL;
 	kc->start_fn = NULL;
+	kafka_status_stop(kc);
 	kafka_commit_sync(kc, "shutdown");
 	err = rd_kafka_consumer_close(kc->rk);
 	if (err)

@@ -12,6 +12,7 @@
 #ifndef FEEDER_KAFKA_INT_H
 #define FEEDER_KAFKA_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <librdkafka/rdkafka.h>
@@ -37,6 +38,8 @@ typedef struct kafka_slot
 	int			paused;			/* paused in librdkafka by us (kept there
 								 * across revoke and re-assign) */
 	int64_t		asked_ms;		/* last broker query for its lag, 0: never */
+	uint64_t	ask_ticket;		/* that query's kafka_asker ticket while
+								 * not taken, 0: none */
 	int64_t		asked_lo;		/* watermarks that query returned, -1 */
 	int64_t		asked_hi;
 	int64_t		asked_committed;	/* the group's committed offset it
@@ -56,6 +59,7 @@ struct kafka_consumer
 	int			uncommitted;	/* offsets stored since the last commit */
 	int			starts_pending; /* some slot has a start_store */
 	int			ask_budget;		/* broker queries left in this lag refresh */
+	struct kafka_asker *asker;	/* asks those queries (kafka_status.c) */
 	feeder_stats *stats;
 	kafka_start_fn start_fn;	/* chooses start offsets on assignment */
 	void	   *start_arg;
@@ -68,6 +72,8 @@ struct kafka_consumer
 };
 
 extern int	kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition);
+extern int	kafka_status_start(kafka_consumer *kc, char *err, size_t errlen);
+extern void kafka_status_stop(kafka_consumer *kc);
 extern int	kafka_stats_cb(rd_kafka_t *rk, char *json, size_t json_len, void *opaque);
 extern void kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac,
 						 const char *buf);

@@ -8,62 +8,105 @@
  * Lag is computed in the main loop from librdkafka's cached watermarks
  * (updated by every fetch response, no broker round trip) and the
  * feeder's own acknowledgement position, so it counts exactly the
- * messages not yet acknowledged.  Broker reachability: unknown until the
+ * messages not yet acknowledged.  A partition not fetched yet has no
+ * cached watermarks: a thread of kafka_asker.c asks the brokers, and the
+ * main loop uses its last answer, never waiting on the brokers (a leader
+ * down makes each query take its whole timeout).  Broker reachability: unknown until the
  * first sign of life, down on RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN (error
  * callback, kafka.c), up again on a fetched message, an assignment, or a
  * statistics report (statistics.interval.ms) showing a broker in state UP.
- * Every callback here runs in the main thread, inside the consumer poll.
+ * Every callback here runs in the main thread, inside the consumer poll;
+ * so does everything else here but the asker's thread.
  *
  *-------------------------------------------------------------------------
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kafka.h"
+#include "kafka_asker.h"
 #include "kafka_int.h"
 #include "watermarks.h"
 
 /* A partition not fetched yet is asked about at most this often ... */
 #define KAFKA_ASK_INTERVAL_MS 5000
-/* ... each broker query waits at most this long ... */
+/* ... each broker query (the asker's thread) waits at most this long ... */
 #define KAFKA_ASK_TIMEOUT_MS 200
-/* ... and one lag refresh asks about this many partitions at most. */
+/* ... and one lag refresh queues this many requests at most. */
 #define KAFKA_ASK_BUDGET 4
+
+/*
+ * kafka_status_start
+ *		Start the thread that asks the brokers about partitions not fetched
+ *		yet (kafka_asker.c), with the consumer.  0, or -1 with err filled.
+ */
+int
+kafka_status_start(kafka_consumer *kc, char *err, size_t errlen)
+{
+	int			error;
+
+	kc->asker = kafka_asker_start(kc->rk, KAFKA_ASK_TIMEOUT_MS, &error);
+	if (kc->asker != NULL)
+		return 0;
+	snprintf(err, errlen, "could not start the thread that asks the brokers for lag: %s "
+			 "(free memory, or raise the limit of processes and threads: ulimit -u)",
+			 strerror(error));
+	return -1;
+}
+
+/*
+ * kafka_status_stop
+ *		Stop that thread (waiting at most for one query's timeout), before
+ *		the consumer closes.
+ */
+void
+kafka_status_stop(kafka_consumer *kc)
+{
+	kafka_asker_stop(kc->asker);
+	kc->asker = NULL;
+}
 
 /*
  * kafka_slot_ask
  *		For a partition that has not been fetched in this assignment (it
  *		waits for its start position, or stays paused), librdkafka caches
- *		no watermarks: ask the brokers, with a short timeout and at most
- *		every KAFKA_ASK_INTERVAL_MS (KAFKA_ASK_BUDGET partitions per refresh,
- *		so the loop never blocks long), for its watermarks and the group's
- *		committed offset.  The answers are kept in the slot.
+ *		no watermarks: its watermarks and the group's committed offset are
+ *		asked of the brokers by the asker's thread, never here.  This takes
+ *		the answer to the slot's request when there is one (kept in the
+ *		slot; what the brokers did not answer keeps its last value), and
+ *		queues a new request at most every KAFKA_ASK_INTERVAL_MS
+ *		(KAFKA_ASK_BUDGET per refresh).  A slot's request is forgotten when
+ *		it is assigned again (kafka.c), so an answer never outlives its
+ *		assignment.
  */
 static void
 kafka_slot_ask(kafka_consumer *kc, kafka_slot *s)
 {
 	int64_t		now = watermarks_now_ms();
-	int64_t		lo,
-				hi;
-	rd_kafka_topic_partition_list_t *l;
+	kafka_asker_reply r;
+	int			got;
 
-	if (kc->up == 0 || kc->ask_budget <= 0 ||
+	if (s->ask_ticket != 0 &&
+		(got = kafka_asker_answer(kc->asker, s->ask_ticket, &r)) != 0)
+	{
+		if (got > 0 && r.hi >= 0)
+		{
+			s->asked_lo = r.lo;
+			s->asked_hi = r.hi;
+		}
+		if (got > 0 && r.committed_known)
+			s->asked_committed = r.committed;
+		s->ask_ticket = 0;
+	}
+	if (kc->up == 0 || kc->ask_budget <= 0 || s->ask_ticket != 0 ||
 		(s->asked_ms != 0 && now - s->asked_ms < KAFKA_ASK_INTERVAL_MS))
 		return;
+	s->ask_ticket = kafka_asker_request(kc->asker, s->topic, s->partition);
+	if (s->ask_ticket == 0)
+		return;					/* queue full: next refresh */
 	kc->ask_budget--;
 	s->asked_ms = now;
-	if (watermarks_query(kc->rk, s->topic, s->partition, KAFKA_ASK_TIMEOUT_MS,
-						 &lo, &hi) == RD_KAFKA_RESP_ERR_NO_ERROR)
-	{
-		s->asked_lo = lo;
-		s->asked_hi = hi;
-	}
-	l = rd_kafka_topic_partition_list_new(1);
-	rd_kafka_topic_partition_list_add(l, s->topic, s->partition);
-	if (rd_kafka_committed(kc->rk, l, KAFKA_ASK_TIMEOUT_MS) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-		l->elems[0].err == RD_KAFKA_RESP_ERR_NO_ERROR)
-		s->asked_committed = l->elems[0].offset >= 0 ? l->elems[0].offset : -1;
-	rd_kafka_topic_partition_list_destroy(l);
 }
 
 /*
@@ -74,8 +117,9 @@ kafka_slot_ask(kafka_consumer *kc, kafka_slot *s)
  *		partition's first offset: auto.offset.reset is always earliest) and
  *		the high watermark of one assigned partition.  A partition that has
  *		not been fetched yet gets its watermarks and committed offset from
- *		the brokers (kafka_slot_ask), so that every assigned partition has
- *		a lag from its assignment on.  -1 when the brokers did not answer.
+ *		the brokers (kafka_slot_ask: the last answer of the asker's thread),
+ *		so that every assigned partition has a lag from its assignment on.
+ *		-1 while the brokers have not answered.
  */
 static int64_t
 kafka_slot_lag(kafka_consumer *kc, kafka_slot *s)

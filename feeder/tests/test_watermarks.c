@@ -4,6 +4,9 @@
  *	  Unit tests of watermarks.c against librdkafka's mock cluster, in
  *	  process: a partition's offsets are read, and a partition whose leader
  *	  is down or unknown fails within the deadline while the others answer.
+ *	  And of the lag of partitions not fetched yet (kafka_status.c, asked
+ *	  by kafka_asker.c's thread): a refresh never waits on the brokers,
+ *	  even with a leader down, and the lag is known once answered.
  *
  * The mock cluster has 3 brokers and topic "t" of 3 partitions: 0 led by
  * broker 1 (3 messages produced), 1 by broker 2, 2 by broker 3.  With
@@ -24,9 +27,14 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include "kafka.h"
+#include "kafka_asker.h"
+#include "kafka_int.h"
 #include "watermarks.h"
 
 #define TIMEOUT_MS 1000
+/* kafka_status.c's broker query timeout (KAFKA_ASK_TIMEOUT_MS) */
+#define ASK_TIMEOUT_MS 200
 
 static rd_kafka_t *owner;
 static rd_kafka_mock_cluster_t *mcluster;
@@ -183,6 +191,107 @@ test_no_leader(void **state)
 					 RD_KAFKA_RESP_ERR_NO_ERROR);
 }
 
+/*
+ * Three assigned partitions not fetched yet, partition 2's leader down:
+ * ten lag refreshes do not wait on the brokers (asking on the main thread,
+ * the first refresh alone waited ASK_TIMEOUT_MS for partition 2, and the
+ * bound is generous: it measures blocking, not speed); once the asker has
+ * answered, partition 0's lag is known (3 messages from its earliest
+ * offset, the group has no committed offset), partition 1's is 0, and
+ * partition 2's stays unknown.
+ */
+static void
+test_lag_never_waits(void **state)
+{
+	kafka_consumer kc;
+	kafka_slot	slots[3];
+	kafka_partition_lag *lags = NULL;
+	char		err[256];
+	int64_t		start,
+				ms;
+	int			i,
+				n = 0;
+
+	(void) state;
+	memset(&kc, 0, sizeof(kc));
+	memset(slots, 0, sizeof(slots));
+	for (i = 0; i < 3; i++)
+	{
+		slots[i].topic = (char *) "t";
+		slots[i].partition = i;
+		slots[i].assigned = 1;
+		slots[i].waiting_start = 1;
+		slots[i].acked = slots[i].first_seen = slots[i].store_to = -1;
+		slots[i].committed = slots[i].db_next = slots[i].start_store = -1;
+		slots[i].asked_lo = slots[i].asked_hi = slots[i].asked_committed = -1;
+	}
+	kc.rk = consumer;
+	kc.slots = slots;
+	kc.nslots = 3;
+	kc.up = 1;
+	assert_int_equal(kafka_status_start(&kc, err, sizeof(err)), 0);
+	assert_int_equal(rd_kafka_mock_broker_set_down(mcluster, 3), RD_KAFKA_RESP_ERR_NO_ERROR);
+	start = watermarks_now_ms();
+	for (i = 0; i < 10; i++)
+		kafka_lag(&kc);
+	ms = watermarks_now_ms() - start;
+	print_message("10 lag refreshes: %lld ms\n", (long long) ms);
+	assert_true(ms < 150);
+	for (i = 0; i < 100; i++)
+	{
+		n = kafka_partition_lags(&kc, &lags);
+		assert_int_equal(n, 3);
+		if (lags[0].lag >= 0 && lags[1].lag >= 0)
+			break;
+		free(lags);
+		lags = NULL;
+		usleep(100000);
+	}
+	assert_non_null(lags);
+	assert_int_equal(lags[0].lag, 3);
+	assert_int_equal(lags[0].high_watermark, 3);
+	assert_int_equal(lags[1].lag, 0);
+	assert_int_equal(lags[2].lag, -1);
+	free(lags);
+	kafka_status_stop(&kc);
+	assert_int_equal(rd_kafka_mock_broker_set_up(mcluster, 3), RD_KAFKA_RESP_ERR_NO_ERROR);
+}
+
+/*
+ * Stopping the asker while it works through ten requests for a partition
+ * whose leader is down (each at least ASK_TIMEOUT_MS) waits for the query
+ * under way only, not for the queue: well under the ten queries' time.
+ * An unanswered ticket reads 0, an unknown one -1.
+ */
+static void
+test_asker_stop(void **state)
+{
+	kafka_asker *a;
+	kafka_asker_reply r;
+	uint64_t	ticket = 0;
+	int64_t		start,
+				ms;
+	int			error,
+				i;
+
+	(void) state;
+	assert_int_equal(rd_kafka_mock_broker_set_down(mcluster, 3), RD_KAFKA_RESP_ERR_NO_ERROR);
+	a = kafka_asker_start(consumer, ASK_TIMEOUT_MS, &error);
+	assert_non_null(a);
+	for (i = 0; i < 10; i++)
+		ticket = kafka_asker_request(a, "t", 2);
+	assert_int_equal(ticket, 10);
+	assert_int_equal(kafka_asker_answer(a, ticket, &r), 0);
+	assert_int_equal(kafka_asker_answer(a, ticket + 1, &r), -1);
+	usleep(50000);
+	start = watermarks_now_ms();
+	kafka_asker_stop(a);
+	ms = watermarks_now_ms() - start;
+	print_message("asker stopped in %lld ms\n", (long long) ms);
+	assert_true(ms < 5 * ASK_TIMEOUT_MS);
+	assert_int_equal(rd_kafka_mock_broker_set_up(mcluster, 3), RD_KAFKA_RESP_ERR_NO_ERROR);
+}
+
 int
 main(void)
 {
@@ -190,6 +299,8 @@ main(void)
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_leader_down),
 		cmocka_unit_test(test_no_leader),
+		cmocka_unit_test(test_lag_never_waits),
+		cmocka_unit_test(test_asker_stop),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
