@@ -19,7 +19,7 @@
 # shellcheck shell=bash disable=SC2154 # the variables of bench/feeder
 
 AVRO_TOPIC=bench_avro
-AVRO_FUNCTION='received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[])'
+AVRO_FUNCTION='received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[], uuid[])'
 
 # avro_setup — the registry, the Avro topic (checked whole) and the grant
 avro_setup() {

@@ -108,6 +108,9 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 		BatchDeconstruct(&batch, fcinfo, first_arg + 12, "decode_errors",
 						 TEXTOID, &batch.decode_errors,
 						 &batch.decode_errors_null);
+		BatchDeconstruct(&batch, fcinfo, first_arg + 13, "value_schema_guids",
+						 UUIDOID, &batch.schema_guids,
+						 &batch.schema_guids_null);
 	}
 	BatchCheckBounds(&batch);
 	if (consumer_group != NULL)

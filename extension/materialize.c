@@ -142,7 +142,7 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
  *					  envelope text, event_type text, type_header text,
  *					  message_types bytea[], content_types bytea[],
  *					  decoded_values bytea[], value_schema_ids integer[],
- *					  decode_errors text[])
+ *					  decode_errors text[], value_schema_guids uuid[])
  *		RETURNS TABLE(position, order_id, outcome, sqlstate, message)
  *
  * The Schema Registry form (1.2): as the outbox form, for values framed by
@@ -150,8 +150,10 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
  * decoded_values element (the feeder decoded an Avro value), or the JSON
  * after the frame (a JSON Schema value); an element with a decode_errors
  * element is rejected with that reason.  kafka_values are the bytes as
- * received: the quarantine keeps them, with the schema id; a stored row
- * records its schema id (received_orders.value_schema_id).
+ * received: the quarantine keeps them, with the schema id, or with the
+ * value_schema_guids element (the GUID a __value_schema_id header named
+ * for an unframed value); a stored row records its schema id
+ * (received_orders.value_schema_id; none for a GUID).
  */
 Datum
 materialize_orders_framed(PG_FUNCTION_ARGS)

@@ -11,10 +11,12 @@
  * quarantined as received, with its envelope and the headers that
  * identified it, so that replay_quarantined can open it the same way.
  *
- * The Schema Registry form (1.2, fourteen arguments) also takes what the
+ * The Schema Registry form (1.2, fifteen arguments) also takes what the
  * feeder decoded of each value framed by a Schema Registry serializer
- * (frame.c); the quarantine keeps the framed bytes with their schema id,
- * and a stored row records the schema id (batch.c, store.c).
+ * (frame.c), or of an unframed value whose schema a __value_schema_id
+ * header named by GUID; the quarantine keeps the bytes as received with
+ * their schema id or GUID (quarantine.c), and a stored row records the
+ * schema id (batch.c, store.c).
  *
  * Nothing here judges an event (event.c does): an element either goes on
  * to the validator with the bytes of its event, or is decided here,

@@ -7,8 +7,10 @@
  * Each row keeps the message's coordinates, key and value as received,
  * its outcome, SQLSTATE and reason, and for the outbox forms its envelope
  * and the headers that identified it, so that replay_quarantined can open
- * it the same way (replay.c).  store.c writes the row, once per Kafka
- * coordinates, in the caller's transaction.
+ * it the same way (replay.c), and for the Schema Registry form the schema
+ * id of a framed value or the GUID a __value_schema_id header named.
+ * store.c writes the row, once per Kafka coordinates, in the caller's
+ * transaction.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,7 +47,9 @@ BatchQuarantine(Batch *batch)
 						  item->outcome, item->sqlerrcode, item->message,
 						  batch->enveloped ? RoEnvelopeName(batch->envelope) : NULL,
 						  batch->enveloped ? BatchHeadersJson(batch, i) : NULL,
-						  item->has_schema_id ? &item->schema_id : NULL);
+						  item->has_schema_id ? &item->schema_id : NULL,
+						  batch->framed && !batch->schema_guids_null[i] ?
+						  DatumGetUUIDP(batch->schema_guids[i]) : NULL);
 	}
 }
 

@@ -161,6 +161,8 @@ typedef struct Batch
 	bool	   *schema_ids_null;
 	Datum	   *decode_errors;
 	bool	   *decode_errors_null;
+	Datum	   *schema_guids;	/* a __value_schema_id header's GUID */
+	bool	   *schema_guids_null;
 } Batch;
 
 /* received_orders.c */
@@ -215,7 +217,8 @@ extern void RoStoreQuarantine(Datum topic, bool topic_null,
 							  const pg_uuid_t *order_id, RoOutcome outcome,
 							  int sqlerrcode, const char *reason,
 							  const char *envelope, const char *headers,
-							  const int32 *schema_id);
+							  const int32 *schema_id,
+							  const pg_uuid_t *schema_guid);
 extern bool RoStoreFetchQuarantined(int64 id, bytea **raw_value,
 									int64 *received_bytes, char **envelope,
 									char **content_type);
@@ -225,7 +228,9 @@ extern void RoStoreAdvancePositions(text *consumer_group, Datum *topics,
 									int count);
 extern void RoStoreDeleteQuarantined(int64 id, const pg_uuid_t *order_id,
 									 RoOutcome replayed_as);
-extern bool RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id);
+extern bool RoStoreFetchQuarantinedSchema(int64 id, int32 *schema_id,
+										  bool *has_schema_id,
+										  char **schema_guid);
 extern bool RoStoreHasGroups(void);
 extern bool RoStoreLookupGroup(text *consumer_group, char **owner_role,
 							   char **cluster_id);

@@ -31,6 +31,8 @@ ReplayQuarantined(int64 id)
 	const char *data;
 	int			len;
 	int32		schema_id;
+	bool		has_schema_id;
+	char	   *schema_guid;
 	int64		received_bytes;
 	char	   *envelope_name;
 	char	   *content_type;
@@ -78,9 +80,16 @@ ReplayQuarantined(int64 id)
 	 * function's would.  A backend cannot fetch an Avro schema: such a row
 	 * replays once an operator put the event's JSON in raw_value
 	 * (value_schema_id NULL, and none on the stored row), which the hint
-	 * says.
+	 * says.  A value a __value_schema_id header named by its GUID is
+	 * unframed: a JSON Schema value replays as received, an Avro one once
+	 * its JSON is in raw_value (the hint says so, and to clear the GUID);
+	 * its stored row has no schema id either way (a GUID is none).
 	 */
-	if (RoStoreFetchQuarantinedSchemaId(id, &schema_id))
+	if (RoStoreFetchQuarantinedSchema(id, &schema_id, &has_schema_id,
+									  &schema_guid) && !has_schema_id)
+		hint = psprintf("Quarantined message %lld is a Schema Registry value whose schema a __value_schema_id header named (schema GUID %s): a JSON Schema value replays as received; for an Avro value, set raw_value to the event's JSON and value_schema_guid to NULL, then replay it; nothing was changed.",
+						(long long) id, schema_guid);
+	else if (has_schema_id)
 	{
 		int32		frame_id;
 		bool		has_frame_id;

@@ -36,7 +36,7 @@ typedef struct StorePlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[13];
+	Oid			argtypes[14];
 	SPIPlanPtr	plan;
 } StorePlan;
 
@@ -133,11 +133,14 @@ static StorePlan quarantine_plan = {
 	TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID}
 };
 
-/* Since 1.2: a framed value's Schema Registry id ($13) too. */
+/*
+ * Since 1.2, for the Schema Registry form: a framed value's Schema Registry
+ * id ($13), or the GUID a __value_schema_id header named ($14).
+ */
 static StorePlan quarantine_framed_plan = {
-	STORE_QUARANTINE_INSERT(", value_schema_id", ", $13"),
-	13, {TEXTOID, INT4OID, INT8OID, BYTEAOID, BYTEAOID, UUIDOID, TEXTOID,
-	TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID}
+	STORE_QUARANTINE_INSERT(", value_schema_id, value_schema_guid", ", $13, $14"),
+	14, {TEXTOID, INT4OID, INT8OID, BYTEAOID, BYTEAOID, UUIDOID, TEXTOID,
+	TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, UUIDOID}
 };
 
 /* 1.0's quarantine (a 1.1 library before ALTER EXTENSION ... UPDATE). */
@@ -182,9 +185,13 @@ static StorePlan fetch_quarantined_1_0_plan = {
 	1, {INT8OID}
 };
 
-/* Since 1.2: the Schema Registry id of a quarantined framed value. */
-static StorePlan fetch_quarantined_schema_id_plan = {
-	"SELECT value_schema_id FROM " RO_SCHEMA ".received_orders_quarantine"
+/*
+ * Since 1.2: the Schema Registry id of a quarantined framed value, or the
+ * GUID of a value a header named.
+ */
+static StorePlan fetch_quarantined_schema_plan = {
+	"SELECT value_schema_id, value_schema_guid::pg_catalog.text"
+	" FROM " RO_SCHEMA ".received_orders_quarantine"
 	" WHERE id OPERATOR(pg_catalog.=) $1",
 	1, {INT8OID}
 };
@@ -551,7 +558,8 @@ RoStoreLookupReferences(pg_uuid_t *order_ids, int count, text **references)
 /*
  * RoStoreQuarantine
  *		Keep a rejected or conflicting message, once per Kafka coordinates;
- *		schema_id (NULL: none) is the Schema Registry id of a framed value.
+ *		schema_id (NULL: none) is the Schema Registry id of a framed value,
+ *		schema_guid (NULL: none) the GUID a __value_schema_id header named.
  */
 void
 RoStoreQuarantine(Datum topic, bool topic_null,
@@ -562,10 +570,10 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 				  const pg_uuid_t *order_id, RoOutcome outcome,
 				  int sqlerrcode, const char *reason,
 				  const char *envelope, const char *headers,
-				  const int32 *schema_id)
+				  const int32 *schema_id, const pg_uuid_t *schema_guid)
 {
-	Datum		values[13];
-	char		nulls[13];
+	Datum		values[14];
+	char		nulls[14];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = topic;
@@ -589,10 +597,12 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 	nulls[10] = envelope ? ' ' : 'n';
 	values[11] = headers ? CStringGetTextDatum(headers) : (Datum) 0;
 	nulls[11] = headers ? ' ' : 'n';
-	if (schema_id != NULL)
+	if (schema_id != NULL || schema_guid != NULL)
 	{
-		values[12] = Int32GetDatum(*schema_id);
-		nulls[12] = ' ';
+		values[12] = schema_id ? Int32GetDatum(*schema_id) : (Datum) 0;
+		nulls[12] = schema_id ? ' ' : 'n';
+		values[13] = schema_guid ? UUIDPGetDatum(schema_guid) : (Datum) 0;
+		nulls[13] = schema_guid ? ' ' : 'n';
 		StoreExecute(&quarantine_framed_plan, values, nulls, SPI_OK_INSERT);
 	}
 	else if (StoreQuarantineHasDigest())
@@ -649,13 +659,17 @@ RoStoreFetchQuarantined(int64 id, bytea **raw_value, int64 *received_bytes,
 }
 
 /*
- * RoStoreFetchQuarantinedSchemaId
- *		The value_schema_id of a quarantine row (a value framed by a Schema
- *		Registry serializer): true with *schema_id set, false when it has
- *		none or the installed quarantine predates 1.2.
+ * RoStoreFetchQuarantinedSchema
+ *		What a quarantine row of the Schema Registry form records of its
+ *		value's schema: *has_schema_id and *schema_id its value_schema_id (a
+ *		value framed by a Schema Registry serializer), *schema_guid its
+ *		value_schema_guid as text (a value a __value_schema_id header named;
+ *		NULL if none).  False when it records neither, or the installed
+ *		quarantine predates 1.2.
  */
 bool
-RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id)
+RoStoreFetchQuarantinedSchema(int64 id, int32 *schema_id, bool *has_schema_id,
+							  char **schema_guid)
 {
 	Oid			nsp = get_namespace_oid(RO_SCHEMA, false);
 	Oid			rel = get_relname_relid("received_orders_quarantine", nsp);
@@ -663,17 +677,22 @@ RoStoreFetchQuarantinedSchemaId(int64 id, int32 *schema_id)
 	bool		isnull;
 	Datum		datum;
 
-	if (!OidIsValid(rel) || get_attnum(rel, "value_schema_id") == InvalidAttrNumber)
+	*has_schema_id = false;
+	*schema_guid = NULL;
+	if (!OidIsValid(rel) || get_attnum(rel, "value_schema_guid") == InvalidAttrNumber)
 		return false;
 	values[0] = Int64GetDatum(id);
-	StoreExecute(&fetch_quarantined_schema_id_plan, values, NULL, SPI_OK_SELECT);
+	StoreExecute(&fetch_quarantined_schema_plan, values, NULL, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return false;
 	datum = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (isnull)
-		return false;
-	*schema_id = DatumGetInt32(datum);
-	return true;
+	if (!isnull)
+	{
+		*schema_id = DatumGetInt32(datum);
+		*has_schema_id = true;
+	}
+	*schema_guid = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	return *has_schema_id || *schema_guid != NULL;
 }
 
 /*

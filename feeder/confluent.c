@@ -41,14 +41,30 @@ confluent_frame_id(const void *value, size_t len, int32_t *id)
 }
 
 /*
+ * confluent_header_guid
+ *		The 16 bytes of the GUID a __value_schema_id header names (byte 1,
+ *		then the GUID), which the database keeps with a quarantined value
+ *		(value_schema_guid); NULL when the header is not one.
+ */
+const unsigned char *
+confluent_header_guid(const void *header, size_t len)
+{
+	const unsigned char *h = header;
+
+	if (header == NULL || len != CONFLUENT_GUID_HEADER_BYTES || h[0] != 1)
+		return NULL;
+	return h + 1;
+}
+
+/*
  * confluent_guid
- *		The GUID of a __value_schema_id header (byte 1, then 16 bytes) as
- *		the registry spells it; -1 when the header is not one.
+ *		The GUID of a __value_schema_id header as the registry spells it;
+ *		-1 when the header is not one.
  */
 static int
 confluent_guid(const unsigned char *h, size_t len, char *guid, size_t guidlen)
 {
-	if (len != 17 || h[0] != 1 || guidlen < 37)
+	if (confluent_header_guid(h, len) == NULL || guidlen < 37)
 		return -1;
 	snprintf(guid, guidlen,
 			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",

@@ -17,6 +17,8 @@
 
 /* Bytes in front of the payload: magic byte 0, 4-byte big-endian id. */
 #define CONFLUENT_FRAME_BYTES 5
+/* A __value_schema_id header: byte 1, then a 16-byte GUID. */
+#define CONFLUENT_GUID_HEADER_BYTES 17
 
 typedef enum confluent_status
 {
@@ -30,6 +32,8 @@ typedef enum confluent_status
 } confluent_status;
 
 extern int	confluent_frame_id(const void *value, size_t len, int32_t *id);
+extern const unsigned char *confluent_header_guid(const void *header,
+												  size_t len);
 extern confluent_status confluent_decode(registry *r, const void *value,
 										 size_t len, const void *id_header,
 										 size_t id_header_len,

@@ -96,23 +96,26 @@ static const Oid db_outbox_param_types[] = {
 
 /*
  * The Schema Registry form (--value-format confluent): the outbox form, then
- * per message the JSON an Avro value decoded into, the frame's schema id
- * and why the value could not be decoded (confluent.c).
+ * per message the JSON an Avro value decoded into, the frame's schema id,
+ * why the value could not be decoded (confluent.c) and the GUID its
+ * __value_schema_id header named, which the quarantine keeps.
  */
 #define DB_FRAMED_STMT_SQL \
 	"SELECT \"position\", " DB_ORDER_ID_IF_QUARANTINED ", outcome, sqlstate, message " \
 	"FROM received_orders.materialize_orders($1::text, $2::bytea[], " \
 	"$3::text[], $4::int4[], $5::int8[], $6::bytea[], $7::text, $8::text, " \
-	"$9::text, $10::bytea[], $11::bytea[], $12::bytea[], $13::int4[], $14::text[])"
-#define DB_FRAMED_NARRAYS (DB_OUTBOX_NARRAYS + 3)
+	"$9::text, $10::bytea[], $11::bytea[], $12::bytea[], $13::int4[], $14::text[], " \
+	"$15::uuid[])"
+#define DB_FRAMED_NARRAYS (DB_OUTBOX_NARRAYS + 4)
 static const Oid db_framed_param_types[] = {
 	PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
 	PGARRAY_INT4ARRAYOID, PGARRAY_INT8ARRAYOID, PGARRAY_BYTEAARRAYOID,
 	PGARRAY_TEXTOID, PGARRAY_TEXTOID, PGARRAY_TEXTOID,
 	PGARRAY_BYTEAARRAYOID, PGARRAY_BYTEAARRAYOID,
-	PGARRAY_BYTEAARRAYOID, PGARRAY_INT4ARRAYOID, PGARRAY_TEXTARRAYOID
+	PGARRAY_BYTEAARRAYOID, PGARRAY_INT4ARRAYOID, PGARRAY_TEXTARRAYOID,
+	PGARRAY_UUIDARRAYOID
 };
-#define DB_FRAMED_NPARAMS 14
+#define DB_FRAMED_NPARAMS 15
 
 #define DB_RESTART_SQL \
 	"SELECT received_orders.restart_position($1, $2, $3::int4, $4::int8, $5::int8)"
@@ -740,8 +743,9 @@ db_reserve(db_conn *db, int n)
 
 /*
  * db_add_framed
- *		The Schema Registry form's three elements of a message whose value
- *		is sent: its decoded JSON, schema id and decode error (confluent.c).
+ *		The Schema Registry form's four elements of a message whose value
+ *		is sent: its decoded JSON, schema id, decode error (confluent.c)
+ *		and the GUID its __value_schema_id header named.
  *		0, or -1 with err filled when the registry failed (transient, or a
  *		configuration error): the batch is not sent.
  */
@@ -749,6 +753,8 @@ static int
 db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
 {
 	pgarray    *a = &db->arrays[DB_OUTBOX_NARRAYS];
+	const unsigned char *guid = confluent_header_guid(m->schema_id,
+													  m->schema_id_len);
 	char		reason[1024];
 	int32_t		id = 0;
 	int			has_id = 0;
@@ -780,6 +786,10 @@ db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
 		pgarray_add_bytes(&a[2], reason, strlen(reason));
 	else
 		pgarray_add_null(&a[2]);
+	if (guid != NULL)
+		pgarray_add_bytes(&a[3], guid, CONFLUENT_GUID_HEADER_BYTES - 1);
+	else
+		pgarray_add_null(&a[3]);
 	return 0;
 }
 
@@ -812,6 +822,7 @@ db_build_params(db_conn *db, const batch *b, db_error *err)
 		pgarray_begin(&a[7], PGARRAY_BYTEAOID);
 		pgarray_begin(&a[8], PGARRAY_INT4OID);
 		pgarray_begin(&a[9], PGARRAY_TEXTOID);
+		pgarray_begin(&a[10], PGARRAY_UUIDOID);
 	}
 	for (i = 0; i < b->count; i++)
 	{
@@ -830,6 +841,7 @@ db_build_params(db_conn *db, const batch *b, db_error *err)
 				pgarray_add_null(&a[7]);
 				pgarray_add_null(&a[8]);
 				pgarray_add_null(&a[9]);
+				pgarray_add_null(&a[10]);
 			}
 			else if (db_add_framed(db, m, err) != 0)
 				return -2;
@@ -1215,7 +1227,7 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 {
 	const char *params[DB_FRAMED_NPARAMS];
 	int			lengths[DB_FRAMED_NPARAMS];
-	const int	formats[DB_FRAMED_NPARAMS] = {0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1};
+	const int	formats[DB_FRAMED_NPARAMS] = {0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1};
 	PGresult   *results[DB_NSTAGES] = {NULL};
 	const char *watermarks[5];
 	int			with_watermarks = 0;
@@ -1279,7 +1291,7 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 			lengths[9 + i] = (int) db->arrays[DB_NARRAYS + i].len;
 		}
 	}
-	for (i = 0; db->registry && i < 3; i++)
+	for (i = 0; db->registry && i < DB_FRAMED_NARRAYS - DB_OUTBOX_NARRAYS; i++)
 	{
 		params[11 + i] = db->arrays[DB_OUTBOX_NARRAYS + i].data;
 		lengths[11 + i] = (int) db->arrays[DB_OUTBOX_NARRAYS + i].len;

@@ -20,7 +20,7 @@
 #define DB_OUTBOX_SIGNATURE \
 	"received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[])"
 #define DB_FRAMED_SIGNATURE \
-	"received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[])"
+	"received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[], uuid[])"
 #define DB_POSITIONS_SIGNATURE "received_orders.consumer_positions(text, text)"
 #define DB_RESTART_SIGNATURE \
 	"received_orders.restart_position(text, text, integer, bigint, bigint)"

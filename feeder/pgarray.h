@@ -21,6 +21,8 @@
 #define PGARRAY_INT4ARRAYOID	1007
 #define PGARRAY_TEXTARRAYOID	1009
 #define PGARRAY_INT8ARRAYOID	1016
+#define PGARRAY_UUIDOID			2950	/* binary: the 16 bytes */
+#define PGARRAY_UUIDARRAYOID	2951
 
 typedef struct pgarray
 {

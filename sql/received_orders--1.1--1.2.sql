@@ -365,15 +365,25 @@ COMMENT ON FUNCTION received_orders.set_consumer_group_owner(text, name) IS
 -- do not match the schema...), which rejects it.  kafka_values stay the
 -- bytes as received, so the quarantine keeps them, with their schema id in
 -- the new column value_schema_id, in the batch's own transaction.
+-- Newer serializers may name the schema by its GUID in a __value_schema_id
+-- header (byte 1 and 16 bytes) and leave the value unframed: the feeder
+-- decodes it by that GUID and hands the GUID in value_schema_guids; the
+-- quarantine keeps it in value_schema_guid beside the unframed bytes, so
+-- that an operator knows which schema decodes a refused Avro value (there
+-- is no schema id then: a GUID is one schema text in every registry
+-- context, each with its own id).  A stored row records no GUID.
 -- Grant for a feeder run with --value-format confluent:
 --   GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[],
 --     text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[],
---     bytea[], integer[], text[]) TO feeder;
+--     bytea[], integer[], text[], uuid[]) TO feeder;
 ALTER TABLE received_orders.received_orders_quarantine
-	ADD COLUMN value_schema_id integer;
+	ADD COLUMN value_schema_id integer,
+	ADD COLUMN value_schema_guid uuid;
 
 COMMENT ON COLUMN received_orders.received_orders_quarantine.value_schema_id IS
 	'The Schema Registry id in the frame of a value that came through the Schema Registry form of materialize_orders (raw_value keeps the framed bytes as received); NULL otherwise';
+COMMENT ON COLUMN received_orders.received_orders_quarantine.value_schema_guid IS
+	'The Schema Registry GUID a __value_schema_id header named for an unframed value that came through the Schema Registry form of materialize_orders (raw_value keeps the value as received; GET /schemas/guids/{guid} answers its schema); NULL otherwise';
 
 CREATE FUNCTION received_orders.materialize_orders(
 	consumer_group text,
@@ -389,7 +399,8 @@ CREATE FUNCTION received_orders.materialize_orders(
 	content_types bytea[],
 	decoded_values bytea[],
 	value_schema_ids integer[],
-	decode_errors text[])
+	decode_errors text[],
+	value_schema_guids uuid[])
 RETURNS TABLE (
 	"position" integer,
 	order_id uuid,
@@ -402,10 +413,10 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 ROWS 1000;
 
-REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[]) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[], uuid[]) FROM PUBLIC;
 
-COMMENT ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[]) IS
-	'Materialize a batch of Schema Registry framed messages as the outbox form does: each element''s event is its decoded_values element (an Avro value the feeder decoded), or its value after the 5-byte frame (a JSON Schema value); one with a decode_errors element is rejected with that reason; the quarantine keeps the framed bytes and their value_schema_id';
+COMMENT ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[], uuid[]) IS
+	'Materialize a batch of Schema Registry framed messages as the outbox form does: each element''s event is its decoded_values element (an Avro value the feeder decoded), or its value after the 5-byte frame (a JSON Schema value); one with a decode_errors element is rejected with that reason; the quarantine keeps the bytes as received with their value_schema_id, or the value_schema_guids element of a value a header named by GUID';
 -- end of section: Schema Registry values -----------------------------------
 
 -- ---------------------------------------------------------------------------

@@ -31,7 +31,10 @@
 #    __value_schema_id; Avro and JSON Schema values are read by GUID
 #    (GET /schemas/guids/{guid}), their rows have no value_schema_id (a GUID
 #    is no schema id), a GUID the registry does not know is quarantined
-#    naming it.
+#    naming it.  Every quarantined value named by GUID keeps it
+#    (value_schema_guid) beside its unframed bytes, also when the database
+#    refused its decoded event (a conflict, the event rules), so that an
+#    operator can decode it again and replay it.
 # 6. Debezium's outbox router through the Avro converter (--envelope
 #    debezium --event-type OrderReceived, the type in header eventType):
 #    the payload column as an Avro string holding the event, or as an Avro
@@ -49,12 +52,12 @@
 . "$RO_ROOT/test/tls/lib.sh"
 
 E2E_TOPIC=sr.orders
-FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])'
+FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])'
 SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 57
+plan 60
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
@@ -276,6 +279,10 @@ cat >"$E2E_TMP/spec-tls.json" <<-JSON
 	  "value": $(avro_value 801 SR-801 3)},
 	 {"name": "h02", "subject": "sr.header.json-value", "type": "JSON", "schema": $JSON_SCHEMA, "header": true,
 	  "value": {"orderId": "$(uid 802)", "externalReference": "SR-802"}},
+	 {"name": "h04", "subject": "sr.header-value", "type": "AVRO", "schema": $AVRO_V2, "header": true,
+	  "value": $(avro_value 801 SR-801-OTHER 3)},
+	 {"name": "h05", "subject": "sr.header-value", "type": "AVRO", "schema": $AVRO_V2, "header": true,
+	  "value": $(avro_value 0 SR-BAD-H 3)},
 	 {"name": "d01", "subject": "outbox.event.Order-value", "type": "AVRO", "schema": "string",
 	  "value": $(event 901 SR-901 | python3 -c 'import json, sys; print(json.dumps(sys.stdin.read()))')},
 	 {"name": "d02", "subject": "outbox.event.Order-value", "type": "AVRO", "schema": $AVRO_V1,
@@ -283,6 +290,7 @@ cat >"$E2E_TMP/spec-tls.json" <<-JSON
 	 {"name": "d03", "subject": "outbox.event.Order-value", "type": "AVRO", "schema": $AVRO_V1,
 	  "value": $(avro_value 901 SR-901-CANCELLED)}]
 JSON
+sed -i "s/$(uid 0)/not-a-uuid/" "$E2E_TMP/spec-tls.json"
 # produce_tls — the framed message, through the registry over https
 produce_tls() {
 	sr_produce "$E2E_TMP/spec-tls.json" "$E2E_TMP/msgs" >"$E2E_TMP/ids-tls"
@@ -326,6 +334,9 @@ header_msg h01 insert 801 SR-801 - "$M/h01.bin" "$M/h01.header"
 header_msg h02 insert 802 SR-802 - "$M/h02.bin" "$M/h02.header"
 { printf '\x01'; head -c 16 /dev/urandom | tr '\0' '\1'; } >"$M/unknown.header"
 header_msg h03 reject - - 22P03 "$M/h01.bin" "$M/unknown.header"
+# decoded by GUID, refused by the database: a conflict with h01, an invalid orderId
+header_msg h04 conflict 801 SR-801-OTHER - "$M/h04.bin" "$M/h04.header"
+header_msg h05 reject - - 22P02 "$M/h05.bin" "$M/h05.header"
 feeder_start header "$E2E_TOPIC" e2e-29-header --schema-registry "$SR_URL" --schema-registry-ca "$PKI/ca1.crt" \
 	"${FEEDER_ARGS[@]}"
 check "header form: caught up within 60 s" kafka_wait_caught_up e2e-29-header "$E2E_TOPIC" 60
@@ -337,6 +348,33 @@ is "$(stored_ids 801 802)" "SR-801 NULL, SR-802 NULL" \
 check "a GUID the registry does not know: quarantined, the reason naming it" \
 	test -n "$(sql "SELECT 1 FROM received_orders.received_orders_quarantine WHERE kafka_key = 'h03'
 	                   AND value_schema_id IS NULL AND reason LIKE 'schema guid %-%-%-%-% is unknown to the Schema Registry:%40403%'")"
+# guid_of FILE — the GUID a __value_schema_id header's bytes name (after byte 1)
+guid_of() {
+	xxd -p -s 1 -l 16 "$1" | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12})$/\1-\2-\3-\4-\5/'
+}
+# guid_rows KEY... — per quarantined key: its value_schema_guid, value_schema_id,
+# and whether raw_value is the value as produced (unframed)
+guid_rows() {
+	local key vals=()
+	for key in "$@"; do
+		vals+=("('$key', decode('$(xxd -p "$M/$key.bin" | tr -d '\n')', 'hex'))")
+	done
+	sql "SELECT string_agg(q.key || ' ' || coalesce(value_schema_guid::text, 'NULL') || ' '
+	                       || coalesce(value_schema_id::text, 'NULL') || ' ' || (raw_value = v.bytes), ', ' ORDER BY q.key)
+	       FROM (SELECT convert_from(kafka_key, 'UTF8') AS key, * FROM received_orders.received_orders_quarantine) q
+	       JOIN (VALUES $(IFS=,; echo "${vals[*]}")) AS v (key, bytes) ON v.key = q.key"
+}
+is "$(guid_rows h04 h05)" "h04 $(guid_of "$M/h04.header") NULL true, h05 $(guid_of "$M/h05.header") NULL true" \
+	"a value named by GUID whose event the database refused (a conflict, the event rules) keeps its GUID (value_schema_guid) beside the bytes as received"
+is "$(sql "SELECT value_schema_guid FROM received_orders.received_orders_quarantine WHERE kafka_key = 'h03'")" \
+	"$(guid_of "$M/unknown.header")" "a GUID the registry does not know is kept too"
+sql "UPDATE received_orders.received_orders_quarantine
+        SET raw_value = convert_to('$(event 805 SR-805)', 'UTF8'), value_schema_guid = NULL
+      WHERE kafka_key = 'h05'" >/dev/null
+is "$(sql "SELECT received_orders.replay_quarantined(id) || ' ' || coalesce(
+                  (SELECT value_schema_id::text FROM received_orders.received_orders WHERE order_id = '$(uid 805)'), 'NULL')
+             FROM received_orders.received_orders_quarantine WHERE kafka_key = 'h05'")" "inserted NULL" \
+	"the operator's JSON of the Avro value named by GUID replays (the stored row has no schema id)"
 feeder_stop header
 
 # ---------------------------------------------------------------- 6. Debezium over Avro, Protobuf

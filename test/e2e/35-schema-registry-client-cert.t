@@ -27,7 +27,7 @@
 . "$RO_ROOT/test/tls/lib.sh"
 
 E2E_TOPIC=sr.mtls
-FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])'
+FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])'
 PKI=$E2E_TMP/pki
 plan 17
 

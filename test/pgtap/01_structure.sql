@@ -145,7 +145,7 @@ SELECT is(
 	      'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])',
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])',
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])',
-	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])',
+	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])',
 	      'received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])',
 	      'received_orders.replay_quarantined(bigint)',
 	      'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)',

@@ -5,15 +5,19 @@
 -- JSON Schema value's JSON is taken after its 5-byte frame.  The quarantine
 -- keeps the framed bytes and the schema id, in the batch's transaction.
 -- A stored row records the schema id of the framed value it came from
--- (value_schema_id), NULL for a JSON value.
+-- (value_schema_id), NULL for a JSON value.  An unframed value whose schema
+-- a __value_schema_id header named comes with its GUID (value_schema_guids):
+-- the quarantine keeps it (value_schema_guid) when the message is refused,
+-- by the feeder or by the database; a stored row records no GUID.
 
 BEGIN;
-SELECT plan(28);
+SELECT plan(38);
 
 SET LOCAL client_min_messages = error;
 
 -- One call of the Schema Registry form at offsets 0, 1, ... of topic t.
-CREATE FUNCTION pg_temp.sr(t text, vals bytea[], decoded bytea[], ids integer[], errs text[])
+CREATE FUNCTION pg_temp.sr(t text, vals bytea[], decoded bytea[], ids integer[], errs text[],
+                           guids uuid[] DEFAULT NULL)
 RETURNS TABLE ("position" integer, order_id uuid, outcome text, sqlstate text, message text)
 LANGUAGE sql AS $$
 	SELECT r."position", r.order_id, r.outcome::text, r.sqlstate, r.message
@@ -21,7 +25,7 @@ LANGUAGE sql AS $$
 			array_fill(t, ARRAY[cardinality(vals)]),
 			array_fill(0, ARRAY[cardinality(vals)]),
 			ARRAY(SELECT generate_series(0, cardinality(vals) - 1)::bigint),
-			NULL, 'plain', NULL, NULL, NULL, NULL, decoded, ids, errs) AS r
+			NULL, 'plain', NULL, NULL, NULL, NULL, decoded, ids, errs, guids) AS r
 $$;
 
 CREATE FUNCTION pg_temp.ev(id text, ref text) RETURNS bytea LANGUAGE sql AS $$
@@ -35,14 +39,16 @@ $$;
 
 SELECT has_function('received_orders', 'materialize_orders',
 	ARRAY['text', 'bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]', 'text', 'text', 'text',
-	      'bytea[]', 'bytea[]', 'bytea[]', 'integer[]', 'text[]'],
-	'materialize_orders has the Schema Registry form (fourteen arguments)');
+	      'bytea[]', 'bytea[]', 'bytea[]', 'integer[]', 'text[]', 'uuid[]'],
+	'materialize_orders has the Schema Registry form (fifteen arguments)');
 SELECT function_privs_are('received_orders', 'materialize_orders',
 	ARRAY['text', 'bytea[]', 'text[]', 'integer[]', 'bigint[]', 'bytea[]', 'text', 'text', 'text',
-	      'bytea[]', 'bytea[]', 'bytea[]', 'integer[]', 'text[]'],
+	      'bytea[]', 'bytea[]', 'bytea[]', 'integer[]', 'text[]', 'uuid[]'],
 	'public', ARRAY[]::text[], 'PUBLIC cannot execute the Schema Registry form');
 SELECT col_type_is('received_orders', 'received_orders_quarantine', 'value_schema_id', 'integer',
 	'quarantine.value_schema_id is integer');
+SELECT col_type_is('received_orders', 'received_orders_quarantine', 'value_schema_guid', 'uuid',
+	'quarantine.value_schema_guid is uuid');
 
 CREATE TEMP TABLE r AS
 SELECT * FROM pg_temp.sr('sr.orders', ARRAY[
@@ -151,6 +157,52 @@ SELECT results_eq($$SELECT kafka_offset, raw_value, value_schema_id FROM receive
 	         (4::bigint, '\x000000000804'::bytea, 8),
 	         (6::bigint, '\x000000000701'::bytea, NULL)$$,
 	'the quarantine keeps the bytes as received and the schema id the feeder read (none for a header''s GUID)');
+SELECT is((SELECT count(*)::int FROM received_orders.received_orders_quarantine
+            WHERE kafka_topic = 'sr.orders' AND value_schema_guid IS NULL), 4,
+	'without value_schema_guids, no quarantine row has a value_schema_guid');
+
+-- values a __value_schema_id header named by GUID: unframed, decoded by the
+-- feeder, their GUID beside them
+SELECT results_eq($$SELECT "position", outcome, sqlstate FROM pg_temp.sr('sr.guid', ARRAY[
+	-- 1 unframed Avro bytes, decoded into an event the rules refuse
+	'\x0a0b'::bytea,
+	-- 2 an unframed JSON Schema value, a valid event
+	pg_temp.ev('22222222-0000-4000-8000-000000000014', 'S-14'),
+	-- 3 unframed Avro bytes decoded into an order stored under another reference
+	'\x0c0d'::bytea,
+	-- 4 a framed value, no GUID, rejected by the rules
+	pg_temp.frame(9, '\x0e'::bytea),
+	-- 5 a GUID the feeder could not resolve
+	'\x0f'::bytea,
+	-- 6 an unframed JSON Schema value without externalReference
+	convert_to('{"orderId":"22222222-0000-4000-8000-000000000015"}', 'UTF8')],
+	ARRAY[convert_to('{"orderId":"","externalReference":"S-G1"}', 'UTF8'),
+	      pg_temp.ev('22222222-0000-4000-8000-000000000014', 'S-14'),
+	      pg_temp.ev('22222222-0000-4000-8000-000000000001', 'S-OTHER'),
+	      convert_to('{"orderId":"nope"}', 'UTF8'),
+	      NULL,
+	      convert_to('{"orderId":"22222222-0000-4000-8000-000000000015"}', 'UTF8')],
+	ARRAY[NULL, NULL, NULL, 9, NULL, NULL]::integer[],
+	ARRAY[NULL, NULL, NULL, NULL, 'schema guid 0b5e5d6a-0000-4000-8000-000000000005 is unknown to the Schema Registry', NULL],
+	ARRAY['0b5e5d6a-0000-4000-8000-000000000001', '0b5e5d6a-0000-4000-8000-000000000002',
+	      '0b5e5d6a-0000-4000-8000-000000000003', NULL,
+	      '0b5e5d6a-0000-4000-8000-000000000005', '0b5e5d6a-0000-4000-8000-000000000006']::uuid[])$$,
+	$$VALUES (1, 'rejected', '22P02'), (2, 'inserted', NULL), (3, 'conflict', '23505'),
+	         (4, 'rejected', '22P02'), (5, 'rejected', '22P03'), (6, 'rejected', '22023')$$,
+	'values named by GUID go through the event rules like framed ones');
+SELECT results_eq($$SELECT kafka_offset, outcome::text, raw_value, value_schema_id, value_schema_guid
+                     FROM received_orders.received_orders_quarantine
+                     WHERE kafka_topic = 'sr.guid' ORDER BY kafka_offset$$,
+	$$VALUES (0::bigint, 'rejected', '\x0a0b'::bytea, NULL::integer, '0b5e5d6a-0000-4000-8000-000000000001'::uuid),
+	         (2::bigint, 'conflict', '\x0c0d'::bytea, NULL, '0b5e5d6a-0000-4000-8000-000000000003'),
+	         (3::bigint, 'rejected', '\x00000000090e'::bytea, 9, NULL),
+	         (4::bigint, 'rejected', '\x0f'::bytea, NULL, '0b5e5d6a-0000-4000-8000-000000000005'),
+	         (5::bigint, 'rejected', convert_to('{"orderId":"22222222-0000-4000-8000-000000000015"}', 'UTF8'),
+	          NULL, '0b5e5d6a-0000-4000-8000-000000000006')$$,
+	'a message named by GUID that the database refused (event rules, a conflict) or the feeder could not decode keeps its GUID beside the bytes as received; a framed one has none');
+SELECT results_eq($$SELECT external_reference, value_schema_id FROM received_orders.received_orders
+                     WHERE order_id = '22222222-0000-4000-8000-000000000014'$$,
+	$$VALUES ('S-14', NULL::integer)$$, 'a row stored from a value named by GUID has no schema id');
 SELECT is((SELECT next_offset FROM received_orders.consumer_positions('g-sr') WHERE kafka_topic = 'sr.orders'), 7::bigint,
 	'the positions are recorded as by the other forms');
 
@@ -193,6 +245,47 @@ SELECT is((SELECT received_orders.replay_quarantined(id)::text FROM received_ord
 SELECT results_eq($$SELECT external_reference, value_schema_id FROM received_orders.received_orders
                      WHERE order_id = '22222222-0000-4000-8000-000000000013'$$,
 	$$VALUES ('S-13', NULL::integer)$$, 'and is stored without a schema id (its value is JSON now)');
+
+-- replay of a row named by GUID: its value is unframed; an Avro one
+-- replays once its JSON is in raw_value, a JSON Schema one as received
+CREATE FUNCTION pg_temp.replay_hint(q bigint) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	h text;
+BEGIN
+	PERFORM received_orders.replay_quarantined(q);
+	RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS h = PG_EXCEPTION_HINT;
+	RETURN SQLSTATE || ' ' || h;
+END $$;
+SELECT is(pg_temp.replay_hint((SELECT id FROM received_orders.received_orders_quarantine
+                                WHERE kafka_topic = 'sr.guid' AND kafka_offset = 0)),
+	format('22P02 Quarantined message %s is a Schema Registry value whose schema a __value_schema_id header named (schema GUID 0b5e5d6a-0000-4000-8000-000000000001): a JSON Schema value replays as received; for an Avro value, set raw_value to the event''s JSON and value_schema_guid to NULL, then replay it; nothing was changed.',
+	       (SELECT id FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'sr.guid' AND kafka_offset = 0)),
+	'an Avro row named by GUID does not replay its Avro bytes; the hint names the GUID and what to do');
+UPDATE received_orders.received_orders_quarantine
+   SET raw_value = pg_temp.ev('22222222-0000-4000-8000-000000000016', 'S-16'), value_schema_guid = NULL
+ WHERE kafka_topic = 'sr.guid' AND kafka_offset = 0;
+SELECT is((SELECT received_orders.replay_quarantined(id)::text FROM received_orders.received_orders_quarantine
+            WHERE kafka_topic = 'sr.guid' AND kafka_offset = 0), 'inserted',
+	'it replays once an operator put the event''s JSON in raw_value and cleared value_schema_guid');
+UPDATE received_orders.received_orders_quarantine
+   SET raw_value = pg_temp.ev('22222222-0000-4000-8000-000000000015', 'S-15')
+ WHERE kafka_topic = 'sr.guid' AND kafka_offset = 5;
+SELECT is((SELECT received_orders.replay_quarantined(id)::text FROM received_orders.received_orders_quarantine
+            WHERE kafka_topic = 'sr.guid' AND kafka_offset = 5), 'inserted',
+	'a repaired JSON Schema row named by GUID replays as it is (its value is unframed JSON)');
+SELECT results_eq($$SELECT order_id, external_reference, value_schema_id FROM received_orders.received_orders
+                     WHERE order_id IN ('22222222-0000-4000-8000-000000000015', '22222222-0000-4000-8000-000000000016')
+                     ORDER BY order_id$$,
+	$$VALUES ('22222222-0000-4000-8000-000000000015'::uuid, 'S-15', NULL::integer),
+	         ('22222222-0000-4000-8000-000000000016'::uuid, 'S-16', NULL::integer)$$,
+	'the replayed rows record no schema id (a GUID is none)');
+SELECT is(pg_temp.replay_hint((SELECT id FROM received_orders.received_orders_quarantine
+                                WHERE kafka_topic = 'sr.guid' AND kafka_offset = 4)),
+	format('22P02 Quarantined message %s is a Schema Registry value whose schema a __value_schema_id header named (schema GUID 0b5e5d6a-0000-4000-8000-000000000005): a JSON Schema value replays as received; for an Avro value, set raw_value to the event''s JSON and value_schema_guid to NULL, then replay it; nothing was changed.',
+	       (SELECT id FROM received_orders.received_orders_quarantine WHERE kafka_topic = 'sr.guid' AND kafka_offset = 4)),
+	'a row the feeder refused by GUID keeps it for the operator, and the hint names it');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -114,6 +114,7 @@ missing_objects() {
 			('received_orders_consumer_groups', 'created_at', 'timestamp with time zone', true, '1.2'),
 			('received_orders_consumer_groups', 'updated_at', 'timestamp with time zone', true, '1.2'),
 			('received_orders_quarantine', 'value_schema_id', 'integer', false, '1.2'),
+			('received_orders_quarantine', 'value_schema_guid', 'uuid', false, '1.2'),
 			('received_orders', 'value_schema_id', 'integer', false, '1.2'),
 			('received_orders_positions', 'high_watermark', 'bigint', false, '1.2'),
 			('received_orders_positions', 'high_watermark_at', 'timestamp with time zone', false, '1.2'),
@@ -194,7 +195,7 @@ missing_objects() {
 			('received_orders.check_consumer_group(text,text)', '1.2'),
 			('received_orders.consumer_positions(text,text)', '1.2'),
 			('received_orders.set_consumer_group_owner(text,name)', '1.2'),
-			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[])', '1.2'),
+			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])', '1.2'),
 			('received_orders.report_feeder(text,text,text,integer,text,timestamptz,text,text[],integer[],bigint[],text,timestamptz,interval,interval)', '1.2'),
 			('received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])', '1.2');
 		-- views, readable by pg_monitor (and not by PUBLIC)
