@@ -17,7 +17,7 @@
  * systemic, fails the whole call, so that the caller retries and alerts
  * instead of quarantining every valid event.
  *
- * BatchRun takes the batch through its steps in order: the outbox forms'
+ * RoBatchRun takes the batch through its steps in order: the outbox forms'
  * values opened (outbox.c), parse and insert (here), outcomes resolved
  * (outcome.c), the quarantine written (quarantine.c), the positions
  * recorded (positions.c), the result rows.
@@ -53,14 +53,14 @@ static void BatchInsertRangeStep(Batch *batch, BatchItem *unused);
 static void BatchInsertByHalves(Batch *batch, int start, int end);
 
 /*
- * BatchRun
+ * RoBatchRun
  *		The batch function itself, for every signature: the five message
  *		arrays start at argument first_arg; consumer_group is NULL for 1.0's;
  *		options (envelope and event type, then the two header arrays after
  *		the five message arrays) only for the outbox form.
  */
 Datum
-BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
+RoBatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 		 const Batch *options)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -114,7 +114,7 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 	}
 	BatchCheckBounds(&batch);
 	if (consumer_group != NULL)
-		BatchCheckCoordinates(&batch);
+		RoBatchCheckCoordinates(&batch);
 
 	InitMaterializedSRF(fcinfo, 0);
 	outcome_type = TupleDescAttr(rsinfo->setDesc, 2)->atttypid;
@@ -150,12 +150,12 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 			{
 				bytea	   *type = DatumGetByteaPP(batch.types[i]);
 
-				item->message = BatchOtherType(&batch, VARDATA_ANY(type),
+				item->message = RoBatchOtherType(&batch, VARDATA_ANY(type),
 											   VARSIZE_ANY_EXHDR(type));
 			}
 		}
 		else if (batch.values_null[i])
-			BatchReject(item, ERRCODE_NULL_VALUE_NOT_ALLOWED,
+			RoBatchReject(item, ERRCODE_NULL_VALUE_NOT_ALLOWED,
 						"value is null (a tombstone), not an event", NULL);
 		else
 		{
@@ -165,15 +165,15 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 
 			item->data = VARDATA_ANY(value);
 			item->len = VARSIZE_ANY_EXHDR(value);
-			if (batch.framed && !BatchOpenFrame(&batch, item, i))
+			if (batch.framed && !RoBatchOpenFrame(&batch, item, i))
 				continue;
-			if (batch.enveloped && !BatchOpenEnvelope(&batch, item, i))
+			if (batch.enveloped && !RoBatchOpenEnvelope(&batch, item, i))
 				continue;
 			oldcontext = MemoryContextSwitchTo(batch.scratch);
 			valid = RoEventCheckEncoding(item->data, item->len, &err);
 			MemoryContextSwitchTo(oldcontext);
 			if (!valid)
-				BatchReject(item, err.sqlerrcode, err.message, err.detail);
+				RoBatchReject(item, err.sqlerrcode, err.message, err.detail);
 			MemoryContextReset(batch.scratch);
 		}
 	}
@@ -198,10 +198,10 @@ BatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 		BatchInsertByHalves(&batch, 0, batch.ncandidates);
 	}
 
-	BatchResolveNotInserted(&batch);
-	BatchQuarantine(&batch);
+	RoBatchResolveNotInserted(&batch);
+	RoBatchQuarantine(&batch);
 	if (consumer_group != NULL)
-		BatchRecordPositions(&batch);
+		RoBatchRecordPositions(&batch);
 
 	for (int i = 0; i < batch.count; i++)
 	{
@@ -356,7 +356,7 @@ BatchTry(BatchStep step, Batch *batch, BatchItem *item)
 								   batch->ncandidates == 1)))
 			ReThrowError(edata);
 		if (item != NULL)
-			BatchReject(item, edata->sqlerrcode, edata->message,
+			RoBatchReject(item, edata->sqlerrcode, edata->message,
 						edata->detail);
 		else
 			ereport(DEBUG1,
@@ -395,14 +395,14 @@ BatchParseItem(Batch *batch, BatchItem *item)
 	if (parsed == NULL)
 	{
 		/* not valid JSON: the reason is copied out of scratch */
-		BatchReject(item, err.sqlerrcode, err.message, err.detail);
+		RoBatchReject(item, err.sqlerrcode, err.message, err.detail);
 		return;
 	}
 	payload = palloc(VARSIZE(parsed));
 	memcpy(payload, parsed, VARSIZE(parsed));
 
 	if (!RoEventCheckFields(payload, &item->event, &err))
-		BatchReject(item, err.sqlerrcode, err.message, err.detail);
+		RoBatchReject(item, err.sqlerrcode, err.message, err.detail);
 	else
 	{
 		item->state = BATCH_CANDIDATE;

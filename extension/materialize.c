@@ -66,9 +66,9 @@ materialize_order(PG_FUNCTION_ARGS)
 		RoEventReportError(&err, NULL);
 
 	SPI_connect();
-	outcome = MaterializeOne(&event, NULL, &stored);
+	outcome = RoMaterializeOne(&event, NULL, &stored);
 	if (outcome == RO_OUTCOME_CONFLICT)
-		MaterializeConflictReport(WARNING, &event, stored, false);
+		RoMaterializeConflictReport(WARNING, &event, stored, false);
 	SPI_finish();
 
 	PG_RETURN_DATUM(RoOutcomeGetDatum(get_func_rettype(fcinfo->flinfo->fn_oid),
@@ -88,7 +88,7 @@ materialize_order(PG_FUNCTION_ARGS)
 Datum
 materialize_orders(PG_FUNCTION_ARGS)
 {
-	return BatchRun(fcinfo, 0, NULL, NULL);
+	return RoBatchRun(fcinfo, 0, NULL, NULL);
 }
 
 /*
@@ -106,7 +106,7 @@ materialize_orders(PG_FUNCTION_ARGS)
 Datum
 materialize_orders_for_group(PG_FUNCTION_ARGS)
 {
-	return BatchRun(fcinfo, 1, BatchGroupArgument(fcinfo), NULL);
+	return RoBatchRun(fcinfo, 1, RoBatchGroupArgument(fcinfo), NULL);
 }
 
 /*
@@ -128,11 +128,11 @@ materialize_orders_for_group(PG_FUNCTION_ARGS)
 Datum
 materialize_orders_enveloped(PG_FUNCTION_ARGS)
 {
-	text	   *consumer_group = BatchGroupArgument(fcinfo);
+	text	   *consumer_group = RoBatchGroupArgument(fcinfo);
 	Batch		options;
 
-	BatchOutboxOptions(fcinfo, &options);
-	return BatchRun(fcinfo, 1, consumer_group, &options);
+	RoBatchOutboxOptions(fcinfo, &options);
+	return RoBatchRun(fcinfo, 1, consumer_group, &options);
 }
 
 /*
@@ -158,12 +158,12 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
 Datum
 materialize_orders_framed(PG_FUNCTION_ARGS)
 {
-	text	   *consumer_group = BatchGroupArgument(fcinfo);
+	text	   *consumer_group = RoBatchGroupArgument(fcinfo);
 	Batch		options;
 
-	BatchOutboxOptions(fcinfo, &options);
+	RoBatchOutboxOptions(fcinfo, &options);
 	options.framed = true;
-	return BatchRun(fcinfo, 1, consumer_group, &options);
+	return RoBatchRun(fcinfo, 1, consumer_group, &options);
 }
 
 /*
@@ -187,5 +187,5 @@ replay_quarantined(PG_FUNCTION_ARGS)
 	id = PG_GETARG_INT64(0);
 
 	PG_RETURN_DATUM(RoOutcomeGetDatum(get_func_rettype(fcinfo->flinfo->fn_oid),
-									  ReplayQuarantined(id)));
+									  RoReplayQuarantined(id)));
 }

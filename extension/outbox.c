@@ -37,11 +37,11 @@ static bool BatchSelectType(Batch *batch, BatchItem *item, const char *type,
 static char *BatchQuoteBytes(const char *data, int len);
 
 /*
- * BatchOutboxOptions
+ * RoBatchOutboxOptions
  *		The envelope, event type and type header of the outbox forms.
  */
 void
-BatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options_out)
+RoBatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options_out)
 {
 	Batch		options;
 	char	   *name;
@@ -86,13 +86,13 @@ BatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options_out)
 }
 
 /*
- * BatchOpenFrame
+ * RoBatchOpenFrame
  *		For the Schema Registry form: item->data and item->len become the
  *		event's bytes (frame.c), and the element keeps its schema id for
  *		the quarantine.  Returns false when the element is rejected.
  */
 bool
-BatchOpenFrame(Batch *batch, BatchItem *item, int i)
+RoBatchOpenFrame(Batch *batch, BatchItem *item, int i)
 {
 	const char *decoded = NULL;
 	int			decoded_len = 0;
@@ -116,12 +116,12 @@ BatchOpenFrame(Batch *batch, BatchItem *item, int i)
 					&item->schema_id, &item->has_schema_id,
 					&item->data, &item->len, &err))
 		return true;
-	BatchReject(item, err.sqlerrcode, err.message, err.detail);
+	RoBatchReject(item, err.sqlerrcode, err.message, err.detail);
 	return false;
 }
 
 /*
- * BatchOpenEnvelope
+ * RoBatchOpenEnvelope
  *		For the outbox form: decide an element by its type, then find its
  *		event in the envelope (item->data and item->len become the event's
  *		bytes, copied out when decoded).  Returns false when the element is
@@ -129,7 +129,7 @@ BatchOpenFrame(Batch *batch, BatchItem *item, int i)
  *		on to the validator.
  */
 bool
-BatchOpenEnvelope(Batch *batch, BatchItem *item, int i)
+RoBatchOpenEnvelope(Batch *batch, BatchItem *item, int i)
 {
 	bool		structured = false;
 	RoEnvelopeEvent found;
@@ -165,7 +165,7 @@ BatchOpenEnvelope(Batch *batch, BatchItem *item, int i)
 						 &found, &err);
 	MemoryContextSwitchTo(oldcontext);
 	if (!ok)
-		BatchReject(item, err.sqlerrcode, err.message, err.detail);
+		RoBatchReject(item, err.sqlerrcode, err.message, err.detail);
 	else if (structured && batch->event_type != NULL &&
 			 !BatchSelectType(batch, item, found.type, found.type_len))
 		ok = false;
@@ -200,7 +200,7 @@ BatchSelectType(Batch *batch, BatchItem *item, const char *type, int type_len)
 
 	if (type == NULL)
 	{
-		BatchReject(item, ERRCODE_INVALID_PARAMETER_VALUE,
+		RoBatchReject(item, ERRCODE_INVALID_PARAMETER_VALUE,
 					psprintf("header %s is missing: the message's type cannot be told (event_type %s)",
 							 BatchQuoteBytes(batch->type_header, strlen(batch->type_header)),
 							 BatchQuoteBytes(VARDATA_ANY(batch->event_type),
@@ -208,7 +208,7 @@ BatchSelectType(Batch *batch, BatchItem *item, const char *type, int type_len)
 					NULL);
 		return false;
 	}
-	other = BatchOtherType(batch, type, type_len);
+	other = RoBatchOtherType(batch, type, type_len);
 	if (other == NULL)
 		return true;
 	item->state = BATCH_DECIDED;
@@ -218,18 +218,18 @@ BatchSelectType(Batch *batch, BatchItem *item, const char *type, int type_len)
 }
 
 /*
- * BatchOtherType
+ * RoBatchOtherType
  *		NULL when type is the selected event_type, byte for byte; else the
  *		reason a message of that type is skipped.
  */
 char *
-BatchOtherType(Batch *batch, const char *type, int type_len)
+RoBatchOtherType(Batch *batch, const char *type, int type_len)
 {
 	int			len = VARSIZE_ANY_EXHDR(batch->event_type);
 
 	if (type_len == len && memcmp(type, VARDATA_ANY(batch->event_type), len) == 0)
 		return NULL;
-	return BatchClip(psprintf("event type %s is not selected (event_type %s)",
+	return RoBatchClip(psprintf("event type %s is not selected (event_type %s)",
 							  BatchQuoteBytes(type, type_len),
 							  BatchQuoteBytes(VARDATA_ANY(batch->event_type), len)));
 }

@@ -9,9 +9,9 @@
  * insert is a duplicate when the stored row has its externalReference, and a
  * conflict (an identity contradiction, left for an operator) when not.
  *
- * MaterializeOne decides one event (materialize_order, replay.c);
- * BatchResolveNotInserted decides a batch's candidates with one statement;
- * BatchReject decides an element of a batch as rejected.
+ * RoMaterializeOne decides one event (materialize_order, replay.c);
+ * RoBatchResolveNotInserted decides a batch's candidates with one statement;
+ * RoBatchReject decides an element of a batch as rejected.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,7 +28,7 @@ static char *MaterializeConflictMessage(const RoEvent *event,
 										const text *stored);
 
 /*
- * MaterializeOne
+ * RoMaterializeOne
  *		Insert one valid event; tell inserted, duplicate or conflict.
  *		schema_id (NULL: none) is the Schema Registry id of the framed value
  *		it came from, recorded on the row it inserts.
@@ -38,7 +38,7 @@ static char *MaterializeConflictMessage(const RoEvent *event,
  * transaction that ON CONFLICT waited for.  *stored is set for a conflict.
  */
 RoOutcome
-MaterializeOne(const RoEvent *event, const int32 *schema_id, text **stored)
+RoMaterializeOne(const RoEvent *event, const int32 *schema_id, text **stored)
 {
 	*stored = NULL;
 	if (RoStoreInsertOne(event, schema_id))
@@ -47,7 +47,7 @@ MaterializeOne(const RoEvent *event, const int32 *schema_id, text **stored)
 	*stored = RoStoreLookupReference(&event->order_id);
 	if (*stored == NULL)
 		MaterializeNotStored(&event->order_id);
-	if (MaterializeSameText(*stored, event->external_reference))
+	if (RoMaterializeSameText(*stored, event->external_reference))
 		return RO_OUTCOME_DUPLICATE;
 	return RO_OUTCOME_CONFLICT;
 }
@@ -79,12 +79,12 @@ MaterializeNotStored(const pg_uuid_t *order_id)
 }
 
 /*
- * MaterializeSameText
+ * RoMaterializeSameText
  *		Whether two strings (externalReferences, topics) are the same, byte
  *		for byte (as a deterministic collation's equality would say).
  */
 bool
-MaterializeSameText(const text *a, const text *b)
+RoMaterializeSameText(const text *a, const text *b)
 {
 	return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
 		memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
@@ -115,11 +115,11 @@ MaterializeConflictMessage(const RoEvent *event, const text *stored)
 }
 
 /*
- * MaterializeConflictReport
+ * RoMaterializeConflictReport
  *		Report a conflict at elevel (WARNING, or ERROR for a replay).
  */
 void
-MaterializeConflictReport(int elevel, const RoEvent *event, const text *stored,
+RoMaterializeConflictReport(int elevel, const RoEvent *event, const text *stored,
 						  bool quarantined)
 {
 	ereport(elevel,
@@ -135,12 +135,12 @@ MaterializeConflictReport(int elevel, const RoEvent *event, const text *stored,
 }
 
 /*
- * BatchResolveNotInserted
+ * RoBatchResolveNotInserted
  *		Decide every candidate: inserted, or, by the stored row's reference,
  *		duplicate or conflict.  One statement reads all stored references.
  */
 void
-BatchResolveNotInserted(Batch *batch)
+RoBatchResolveNotInserted(Batch *batch)
 {
 	pg_uuid_t  *ids = palloc(sizeof(pg_uuid_t) * Max(batch->ncandidates, 1));
 	text	  **stored = palloc(sizeof(text *) * Max(batch->ncandidates, 1));
@@ -173,7 +173,7 @@ BatchResolveNotInserted(Batch *batch)
 		if (stored[w] == NULL)
 			MaterializeNotStored(&item->event.order_id);
 		item->state = BATCH_DECIDED;
-		if (MaterializeSameText(stored[w], item->event.external_reference))
+		if (RoMaterializeSameText(stored[w], item->event.external_reference))
 			item->outcome = RO_OUTCOME_DUPLICATE;
 		else
 		{
@@ -181,35 +181,35 @@ BatchResolveNotInserted(Batch *batch)
 			item->sqlerrcode = ERRCODE_UNIQUE_VIOLATION;
 			item->message = MaterializeConflictMessage(&item->event,
 													   stored[w]);
-			MaterializeConflictReport(WARNING, &item->event, stored[w], true);
+			RoMaterializeConflictReport(WARNING, &item->event, stored[w], true);
 		}
 	}
 }
 
 /*
- * BatchReject
+ * RoBatchReject
  *		Decide an element as rejected, with its SQLSTATE and reason.
  */
 void
-BatchReject(BatchItem *item, int sqlerrcode, const char *message,
+RoBatchReject(BatchItem *item, int sqlerrcode, const char *message,
 			const char *detail)
 {
 	item->state = BATCH_DECIDED;
 	item->outcome = RO_OUTCOME_REJECTED;
 	item->sqlerrcode = sqlerrcode;
 	item->message = detail ?
-		psprintf("%s: %s", BatchClip(message), BatchClip(detail)) :
-		BatchClip(message);
+		psprintf("%s: %s", RoBatchClip(message), RoBatchClip(detail)) :
+		RoBatchClip(message);
 }
 
 /*
- * BatchClip
+ * RoBatchClip
  *		A copy of a message cut to RO_MAX_REASON_PART_BYTES at a character
  *		boundary, with an ellipsis when cut: PostgreSQL's JSON errors quote
  *		the whole offending token, and the reason is stored per element.
  */
 char *
-BatchClip(const char *s)
+RoBatchClip(const char *s)
 {
 	int			len = strlen(s);
 	int			cut;

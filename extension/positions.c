@@ -29,11 +29,11 @@ static int	BatchLastOfPartitions(Batch *batch, int *last);
 static int	BatchLastOfPartitionsSorted(Batch *batch, int *last);
 
 /*
- * BatchGroupArgument
+ * RoBatchGroupArgument
  *		The consumer group of the 1.1 forms, with the coordinates it needs.
  */
 text *
-BatchGroupArgument(FunctionCallInfo fcinfo)
+RoBatchGroupArgument(FunctionCallInfo fcinfo)
 {
 	text	   *consumer_group;
 
@@ -59,12 +59,12 @@ BatchGroupArgument(FunctionCallInfo fcinfo)
 }
 
 /*
- * BatchCheckCoordinates
+ * RoBatchCheckCoordinates
  *		With a consumer group, every element must name its topic, partition
  *		and offset, as Kafka gives them: positions are made of them.
  */
 void
-BatchCheckCoordinates(Batch *batch)
+RoBatchCheckCoordinates(Batch *batch)
 {
 	for (int i = 0; i < batch->count; i++)
 	{
@@ -123,14 +123,14 @@ BatchComparePartitions(const void *a, const void *b, void *arg)
 }
 
 /*
- * BatchRecordPositions
+ * RoBatchRecordPositions
  *		Record the highest offset + 1 of each (topic, partition) of the batch
  *		for its consumer group, in one statement, in the caller's
  *		transaction.  Every element counts, whatever its outcome: a rejected
  *		message is quarantined in the same transaction, so it is consumed too.
  */
 void
-BatchRecordPositions(Batch *batch)
+RoBatchRecordPositions(Batch *batch)
 {
 	int		   *last;
 	Datum	   *topics;
@@ -232,6 +232,6 @@ static bool
 BatchSamePartition(const Batch *batch, int x, int y)
 {
 	return DatumGetInt32(batch->partitions[x]) == DatumGetInt32(batch->partitions[y]) &&
-		MaterializeSameText(DatumGetTextPP(batch->topics[x]),
+		RoMaterializeSameText(DatumGetTextPP(batch->topics[x]),
 							DatumGetTextPP(batch->topics[y]));
 }

@@ -24,12 +24,12 @@
 static char *BatchHeadersJson(Batch *batch, int i);
 
 /*
- * BatchQuarantine
+ * RoBatchQuarantine
  *		Write every rejected and conflicting element to the quarantine, in
  *		the caller's transaction, once per Kafka coordinates.
  */
 void
-BatchQuarantine(Batch *batch)
+RoBatchQuarantine(Batch *batch)
 {
 	for (int i = 0; i < batch->count; i++)
 	{

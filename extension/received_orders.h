@@ -241,35 +241,35 @@ extern void RoStoreFillGroup(text *consumer_group, const char *owner_role,
 extern void RoGroupCheck(text *consumer_group, text *cluster_id);
 
 /* batch.c */
-extern Datum BatchRun(FunctionCallInfo fcinfo, int first_arg,
+extern Datum RoBatchRun(FunctionCallInfo fcinfo, int first_arg,
 					  text *consumer_group, const Batch *options);
 
 /* outbox.c */
-extern void BatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options);
-extern bool BatchOpenFrame(Batch *batch, BatchItem *item, int i);
-extern bool BatchOpenEnvelope(Batch *batch, BatchItem *item, int i);
-extern char *BatchOtherType(Batch *batch, const char *type, int type_len);
+extern void RoBatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options);
+extern bool RoBatchOpenFrame(Batch *batch, BatchItem *item, int i);
+extern bool RoBatchOpenEnvelope(Batch *batch, BatchItem *item, int i);
+extern char *RoBatchOtherType(Batch *batch, const char *type, int type_len);
 
 /* outcome.c */
-extern RoOutcome MaterializeOne(const RoEvent *event, const int32 *schema_id,
+extern RoOutcome RoMaterializeOne(const RoEvent *event, const int32 *schema_id,
 								text **stored);
-extern bool MaterializeSameText(const text *a, const text *b);
-extern void MaterializeConflictReport(int elevel, const RoEvent *event,
+extern bool RoMaterializeSameText(const text *a, const text *b);
+extern void RoMaterializeConflictReport(int elevel, const RoEvent *event,
 									  const text *stored, bool quarantined);
-extern void BatchResolveNotInserted(Batch *batch);
-extern void BatchReject(BatchItem *item, int sqlerrcode, const char *message,
+extern void RoBatchResolveNotInserted(Batch *batch);
+extern void RoBatchReject(BatchItem *item, int sqlerrcode, const char *message,
 						const char *detail);
-extern char *BatchClip(const char *s);
+extern char *RoBatchClip(const char *s);
 
 /* quarantine.c */
-extern void BatchQuarantine(Batch *batch);
+extern void RoBatchQuarantine(Batch *batch);
 
 /* positions.c */
-extern text *BatchGroupArgument(FunctionCallInfo fcinfo);
-extern void BatchCheckCoordinates(Batch *batch);
-extern void BatchRecordPositions(Batch *batch);
+extern text *RoBatchGroupArgument(FunctionCallInfo fcinfo);
+extern void RoBatchCheckCoordinates(Batch *batch);
+extern void RoBatchRecordPositions(Batch *batch);
 
 /* replay.c */
-extern RoOutcome ReplayQuarantined(int64 id);
+extern RoOutcome RoReplayQuarantined(int64 id);
 
 #endif							/* RECEIVED_ORDERS_H */

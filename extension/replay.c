@@ -20,12 +20,12 @@
 #include "received_orders.h"
 
 /*
- * ReplayQuarantined
+ * RoReplayQuarantined
  *		The work of replay_quarantined(id): the outcome, inserted or
  *		duplicate, once the row is deleted.
  */
 RoOutcome
-ReplayQuarantined(int64 id)
+RoReplayQuarantined(int64 id)
 {
 	bytea	   *raw_value;
 	const char *data;
@@ -124,9 +124,9 @@ ReplayQuarantined(int64 id)
 							&event, &err))
 		RoEventReportError(&err, hint);
 
-	outcome = MaterializeOne(&event, framed ? &schema_id : NULL, &stored);
+	outcome = RoMaterializeOne(&event, framed ? &schema_id : NULL, &stored);
 	if (outcome == RO_OUTCOME_CONFLICT)
-		MaterializeConflictReport(ERROR, &event, stored, false);
+		RoMaterializeConflictReport(ERROR, &event, stored, false);
 	RoStoreDeleteQuarantined(id, &event.order_id, outcome);
 
 	SPI_finish();

@@ -612,6 +612,32 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 }
 
 /*
+ * StoreRelation
+ *		The extension's table relname, InvalidOid when the installed
+ *		version has none: a library serves the installation of an older
+ *		version until ALTER EXTENSION ... UPDATE.  A syscache lookup, asked
+ *		on every use, since the update may happen while a backend lives.
+ */
+static Oid
+StoreRelation(const char *relname)
+{
+	return get_relname_relid(relname, get_namespace_oid(RO_SCHEMA, false));
+}
+
+/*
+ * StoreHasColumn
+ *		Whether the installed table relname has the column (see
+ *		StoreRelation).
+ */
+static bool
+StoreHasColumn(const char *relname, const char *column)
+{
+	Oid			rel = StoreRelation(relname);
+
+	return OidIsValid(rel) && get_attnum(rel, column) != InvalidAttrNumber;
+}
+
+/*
  * StoreQuarantineHasDigest
  *		Whether the installed quarantine is 1.1's (message_digest), not
  *		1.0's: a 1.1 library serves a 1.0 installation until ALTER
@@ -621,10 +647,7 @@ RoStoreQuarantine(Datum topic, bool topic_null,
 static bool
 StoreQuarantineHasDigest(void)
 {
-	Oid			nsp = get_namespace_oid(RO_SCHEMA, false);
-	Oid			rel = get_relname_relid("received_orders_quarantine", nsp);
-
-	return OidIsValid(rel) && get_attnum(rel, "message_digest") != InvalidAttrNumber;
+	return StoreHasColumn("received_orders_quarantine", "message_digest");
 }
 
 /*
@@ -671,15 +694,13 @@ bool
 RoStoreFetchQuarantinedSchema(int64 id, int32 *schema_id, bool *has_schema_id,
 							  char **schema_guid)
 {
-	Oid			nsp = get_namespace_oid(RO_SCHEMA, false);
-	Oid			rel = get_relname_relid("received_orders_quarantine", nsp);
 	Datum		values[1];
 	bool		isnull;
 	Datum		datum;
 
 	*has_schema_id = false;
 	*schema_guid = NULL;
-	if (!OidIsValid(rel) || get_attnum(rel, "value_schema_guid") == InvalidAttrNumber)
+	if (!StoreHasColumn("received_orders_quarantine", "value_schema_guid"))
 		return false;
 	values[0] = Int64GetDatum(id);
 	StoreExecute(&fetch_quarantined_schema_plan, values, NULL, SPI_OK_SELECT);
@@ -708,11 +729,10 @@ void
 RoStoreDeleteQuarantined(int64 id, const pg_uuid_t *order_id,
 						 RoOutcome replayed_as)
 {
-	Oid			nsp = get_namespace_oid(RO_SCHEMA, false);
 	Datum		values[3];
 
 	values[0] = Int64GetDatum(id);
-	if (!OidIsValid(get_relname_relid("received_orders_replays", nsp)))
+	if (!OidIsValid(StoreRelation("received_orders_replays")))
 	{
 		StoreExecute(&delete_quarantined_plan, values, NULL, SPI_OK_DELETE);
 		return;
@@ -776,9 +796,7 @@ RoStoreInsertsSuppressible(void)
 bool
 RoStoreHasGroups(void)
 {
-	Oid			nsp = get_namespace_oid(RO_SCHEMA, false);
-
-	return OidIsValid(get_relname_relid("received_orders_consumer_groups", nsp));
+	return OidIsValid(StoreRelation("received_orders_consumer_groups"));
 }
 
 /*
