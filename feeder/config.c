@@ -1075,7 +1075,7 @@ config_usage(FILE *out)
 		  "                          1..64; each partition always goes through the same one,\n"
 		  "                          so its batches commit in order; sessions but the first\n"
 		  "                          are open only while partitions go through them: at most\n"
-		  "                          N backends, plus one for --status-interval (default 4)\n"
+		  "                          N backends, plus one for --status-interval (default 8)\n"
 		  "  --batch-max-bytes N     close a batch before its values, keys and topics pass N\n"
 		  "                          bytes; a larger message goes alone (default 16777216)\n"
 		  "  --stats-interval S      counters log line every S seconds, 0 = off (default 10)\n"

@@ -101,7 +101,7 @@ test_flags_and_defaults(void **state)
 	assert_string_equal(cfg.dsn, "dbname=x");
 	assert_int_equal(cfg.batch_size, 5000);
 	assert_int_equal(cfg.batch_wait_ms, 0);
-	assert_int_equal(cfg.db_sessions, 4);	/* issue 28, tentatively */
+	assert_int_equal(cfg.db_sessions, 8);	/* issue 28: ADR 0003 */
 	assert_int_equal(cfg.stats_interval_s, 10);
 	assert_int_equal(cfg.nprops, 0);
 	config_free(&cfg);
