@@ -409,6 +409,41 @@ positions_needed(const feeder_app *app, const lane *l)
 }
 
 /*
+ * positions_log_behind
+ *		One line event=positions_behind for a held partition whose database
+ *		position is behind what this feeder had committed there, and the
+ *		offsets to read again counted: from the consumer's position back to
+ *		target (the database's position, or where it must restart; -1: the
+ *		earliest offset, not known yet).
+ */
+static void
+positions_log_behind(feeder_app *app, const kafka_assigned_partition *a,
+					 int64_t db_position, int64_t target, const char *action)
+{
+	log_line	line;
+	int64_t		from = target >= 0 ? target : 0;
+
+	log_begin(&line, LOG_WARNING, "positions_behind");
+	log_kv_str(&line, "topic", a->topic);
+	log_kv_int(&line, "partition", a->partition);
+	if (db_position >= 0)
+		log_kv_int(&line, "db_position", db_position);
+	else
+		log_kv_str(&line, "db_position", "none");
+	log_kv_int(&line, "consumer_position", a->db_next);
+	log_kv_int(&line, "gap", a->db_next - from);
+	if (target >= 0)
+		log_kv_int(&line, "restart_at", target);
+	else
+		log_kv_str(&line, "restart_at", "earliest");
+	log_kv_str(&line, "action", action);
+	log_kv_int(&line, "session", batch_lane_of_slot(a->slot, app->nlanes));
+	log_end(&line);
+	if (a->db_next > from)
+		app->stats.positions_behind += (uint64_t) (a->db_next - from);
+}
+
+/*
  * positions_catch_up
  *		A partition held while the database is behind what this feeder had
  *		committed there: log it, count the offsets to read again, and seek
@@ -424,12 +459,18 @@ positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition 
 	int64_t		low,
 				high,
 				target = db_position;
-	log_line	line;
 	int			err = 0;
 
 	if (clock_now_ms() >= deadline ||
 		(err = kafka_watermarks(app->kc, a->topic, a->partition, &low, &high)) != 0)
 	{
+		/*
+		 * The database is behind all the same: said and counted now, as the
+		 * partition restarts later from the database's position (its start,
+		 * positions_choose), where nothing knows any more how far behind.
+		 */
+		positions_log_behind(app, a, db_position, db_position,
+							 "waiting for the partition's offsets, then reading the lost events again from the database's position");
 		positions_start_failed(app, a->topic, a->partition, err ?
 							   rd_kafka_err2str((rd_kafka_resp_err_t) err) :
 							   "not asked: this pass's time for Kafka's answers was spent on other partitions");
@@ -453,21 +494,8 @@ positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition 
 	if (app->positions_fatal)
 		return 0;
 
-	log_begin(&line, LOG_WARNING, "positions_behind");
-	log_kv_str(&line, "topic", a->topic);
-	log_kv_int(&line, "partition", a->partition);
-	if (db_position >= 0)
-		log_kv_int(&line, "db_position", db_position);
-	else
-		log_kv_str(&line, "db_position", "none");
-	log_kv_int(&line, "consumer_position", a->db_next);
-	log_kv_int(&line, "gap", a->db_next - target);
-	log_kv_int(&line, "restart_at", target);
-	log_kv_str(&line, "action", "reading the lost events again from Kafka");
-	log_kv_int(&line, "session", batch_lane_of_slot(a->slot, app->nlanes));
-	log_end(&line);
-	if (a->db_next > target)
-		app->stats.positions_behind += (uint64_t) (a->db_next - target);
+	positions_log_behind(app, a, db_position, target,
+						 "reading the lost events again from Kafka");
 	if (kafka_start_partition(app->kc, a->topic, a->partition, target) != 0)
 	{
 		positions_start_failed(app, a->topic, a->partition,

@@ -7,7 +7,7 @@
 # message arrives after the crash, none is produced after the promotion.
 #
 # A primary and an asynchronous standby (pg_basebackup -R); a feeder with a
-# multi-host DSN (target_session_attrs=read-write) on four partitions, so
+# multi-host DSN (target_session_attrs=read-write) on eight partitions (the default --db-sessions), so
 # every session has partitions.  The standby replays part 1 and stops; the
 # primary commits part 2 and crashes (-m immediate); the standby starts
 # alone, without part 2, and is promoted.  Then, with no new message,
@@ -26,7 +26,7 @@
 
 E2E_TOPIC=orders
 GROUP=e2e-24
-PARTITIONS=4
+PARTITIONS=8 # the default --db-sessions (ADR 0003): one partition for each session
 REFILL_SECONDS=30
 plan 29
 
