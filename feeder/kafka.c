@@ -50,6 +50,7 @@
 #include "kafka.h"
 #include "kafka_int.h"
 #include "log.h"
+#include "clock.h"
 #include "watermarks.h"
 
 /* The longest a start position waits for a partition's offsets. */
@@ -616,7 +617,7 @@ kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out)
 		(*out)[n].partition = kc->slots[i].partition;
 		(*out)[n].db_next = kc->slots[i].db_next;
 		(*out)[n].waiting_start = kc->slots[i].waiting_start;
-		(*out)[n].start_due = kc->slots[i].start_retry_ms <= watermarks_now_ms();
+		(*out)[n].start_due = kc->slots[i].start_retry_ms <= clock_now_ms();
 		(*out)[n].slot = i;
 		n++;
 	}
@@ -632,7 +633,7 @@ kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out)
 int
 kafka_waiting_start(const kafka_consumer *kc)
 {
-	int64_t		now = watermarks_now_ms();
+	int64_t		now = clock_now_ms();
 	int			i,
 				n = 0;
 
@@ -668,7 +669,7 @@ kafka_defer_start(kafka_consumer *kc, const char *topic, int32_t partition,
 	slot = &kc->slots[s];
 	*delay_ms = backoff_delay_ms(policy, slot->start_failures, backoff_random());
 	slot->start_failures++;
-	slot->start_retry_ms = watermarks_now_ms() + *delay_ms;
+	slot->start_retry_ms = clock_now_ms() + *delay_ms;
 	if (slot->assigned && !slot->waiting_start)
 	{
 		rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);

@@ -33,7 +33,7 @@ typedef struct kafka_slot
 	int64_t		db_next;		/* next offset the database holds for us, -1 */
 	int			waiting_start;	/* paused until its start position is known */
 	int			start_failures; /* failed starts in a row (kafka_defer_start) */
-	int64_t		start_retry_ms; /* no start tried before (watermarks_now_ms) */
+	int64_t		start_retry_ms; /* no start tried before (clock_now_ms) */
 	int64_t		start_store;	/* start offset to store for the group, -1 */
 	int			paused;			/* paused in librdkafka by us (kept there
 								 * across revoke and re-assign) */

@@ -27,6 +27,7 @@
 #include "kafka.h"
 #include "kafka_asker.h"
 #include "kafka_int.h"
+#include "clock.h"
 #include "watermarks.h"
 
 /* A partition not fetched yet is asked about at most this often ... */
@@ -83,7 +84,7 @@ kafka_status_stop(kafka_consumer *kc)
 static void
 kafka_slot_ask(kafka_consumer *kc, kafka_slot *s)
 {
-	int64_t		now = watermarks_now_ms();
+	int64_t		now = clock_now_ms();
 	kafka_asker_reply r;
 	int			got;
 

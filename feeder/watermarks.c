@@ -17,26 +17,12 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <time.h>
 
+#include "clock.h"
 #include "watermarks.h"
 
 #define WATERMARKS_EARLIEST (-2)	/* ListOffsets timestamp: earliest */
 #define WATERMARKS_LATEST (-1)	/* ListOffsets timestamp: next offset */
-
-/*
- * watermarks_now_ms
- *		A monotonic clock in milliseconds (the deadlines' and the Kafka
- *		side's clock).
- */
-int64_t
-watermarks_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * watermarks_ask
@@ -72,7 +58,7 @@ rd_kafka_resp_err_t
 watermarks_query(rd_kafka_t *rk, const char *topic, int32_t partition,
 				 int timeout_ms, int64_t *low, int64_t *high)
 {
-	int64_t		deadline = watermarks_now_ms() + timeout_ms;
+	int64_t		deadline = clock_now_ms() + timeout_ms;
 	int64_t		lo,
 				hi;
 	rd_kafka_resp_err_t err;
@@ -80,7 +66,7 @@ watermarks_query(rd_kafka_t *rk, const char *topic, int32_t partition,
 	err = watermarks_ask(rk, topic, partition, WATERMARKS_EARLIEST, timeout_ms, &lo);
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
 	{
-		int64_t		left = deadline - watermarks_now_ms();
+		int64_t		left = deadline - clock_now_ms();
 
 		if (left <= 0)
 			return RD_KAFKA_RESP_ERR__TIMED_OUT;

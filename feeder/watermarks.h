@@ -16,6 +16,5 @@
 extern rd_kafka_resp_err_t watermarks_query(rd_kafka_t *rk, const char *topic,
 											int32_t partition, int timeout_ms,
 											int64_t *low, int64_t *high);
-extern int64_t watermarks_now_ms(void);
 
 #endif							/* FEEDER_WATERMARKS_H */

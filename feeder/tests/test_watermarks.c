@@ -30,6 +30,7 @@
 #include "kafka.h"
 #include "kafka_asker.h"
 #include "kafka_int.h"
+#include "clock.h"
 #include "watermarks.h"
 
 #define TIMEOUT_MS 1000
@@ -117,12 +118,12 @@ teardown(void **state)
 static rd_kafka_resp_err_t
 ask(int32_t p, int64_t *lo, int64_t *hi, int64_t *ms)
 {
-	int64_t		start = watermarks_now_ms();
+	int64_t		start = clock_now_ms();
 	rd_kafka_resp_err_t err;
 
 	*lo = *hi = -7;
 	err = watermarks_query(consumer, "t", p, TIMEOUT_MS, lo, hi);
-	*ms = watermarks_now_ms() - start;
+	*ms = clock_now_ms() - start;
 	return err;
 }
 
@@ -231,10 +232,10 @@ test_lag_never_waits(void **state)
 	kc.up = 1;
 	assert_int_equal(kafka_status_start(&kc, err, sizeof(err)), 0);
 	assert_int_equal(rd_kafka_mock_broker_set_down(mcluster, 3), RD_KAFKA_RESP_ERR_NO_ERROR);
-	start = watermarks_now_ms();
+	start = clock_now_ms();
 	for (i = 0; i < 10; i++)
 		kafka_lag(&kc);
-	ms = watermarks_now_ms() - start;
+	ms = clock_now_ms() - start;
 	print_message("10 lag refreshes: %lld ms\n", (long long) ms);
 	assert_true(ms < 150);
 	for (i = 0; i < 100; i++)
@@ -284,9 +285,9 @@ test_asker_stop(void **state)
 	assert_int_equal(kafka_asker_answer(a, ticket, &r), 0);
 	assert_int_equal(kafka_asker_answer(a, ticket + 1, &r), -1);
 	usleep(50000);
-	start = watermarks_now_ms();
+	start = clock_now_ms();
 	kafka_asker_stop(a);
-	ms = watermarks_now_ms() - start;
+	ms = clock_now_ms() - start;
 	print_message("asker stopped in %lld ms\n", (long long) ms);
 	assert_true(ms < 5 * ASK_TIMEOUT_MS);
 	assert_int_equal(rd_kafka_mock_broker_set_up(mcluster, 3), RD_KAFKA_RESP_ERR_NO_ERROR);
