@@ -68,6 +68,11 @@ clean-subdirs:
 test:
 	test/run
 
+# The Debian packages building from source needs (test/packages.txt's
+# [build] section; as root it installs them, otherwise it prints the line).
+deps:
+	tools/install-deps build
+
 demo:
 	demo/run
 
@@ -104,4 +109,4 @@ deb:
 	lintian --fail-on error $(DEB_DIR)/*.changes
 	ls -l $(DEB_DIR)/*.deb
 
-.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo fuzz soak sanitize deb
+.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test deps demo fuzz soak sanitize deb
