@@ -92,9 +92,8 @@ kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition)
 	slots[kc->nslots].committed = -1;
 	slots[kc->nslots].db_next = -1;
 	slots[kc->nslots].start_store = -1;
-	slots[kc->nslots].asked_lo = -1;
-	slots[kc->nslots].asked_hi = -1;
-	slots[kc->nslots].asked_committed = -1;
+	slots[kc->nslots].last_lag = -1;
+	kafka_slot_forget_asked(&slots[kc->nslots]);
 	return kc->nslots++;
 }
 
@@ -202,11 +201,7 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 				kc->slots[s].db_next = !kc->slots[s].waiting_start &&
 					parts->elems[i].offset >= 0 ? parts->elems[i].offset : -1;
 				kc->slots[s].start_store = kc->slots[s].db_next;
-				kc->slots[s].asked_ms = 0;
-				kc->slots[s].ask_ticket = 0;
-				kc->slots[s].asked_lo = -1;
-				kc->slots[s].asked_hi = -1;
-				kc->slots[s].asked_committed = -1;
+				kafka_slot_forget_asked(&kc->slots[s]);
 				if (kc->slots[s].start_store >= 0)
 					kc->starts_pending = 1;
 			}

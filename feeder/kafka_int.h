@@ -44,6 +44,8 @@ typedef struct kafka_slot
 	int64_t		asked_hi;
 	int64_t		asked_committed;	/* the group's committed offset it
 									 * returned, -1: none */
+	int64_t		last_lag;		/* the last lag known (kafka_slot_lag), kept
+								 * across re-assignment, -1: never known */
 } kafka_slot;
 
 struct kafka_consumer
@@ -74,6 +76,7 @@ struct kafka_consumer
 extern int	kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition);
 extern int	kafka_status_start(kafka_consumer *kc, char *err, size_t errlen);
 extern void kafka_status_stop(kafka_consumer *kc);
+extern void kafka_slot_forget_asked(kafka_slot *s);
 extern int	kafka_stats_cb(rd_kafka_t *rk, char *json, size_t json_len, void *opaque);
 extern void kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac,
 						 const char *buf);
