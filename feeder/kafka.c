@@ -49,6 +49,8 @@
 #include "feeder.h"
 #include "kafka.h"
 #include "kafka_int.h"
+#include "kafka_log.h"
+#include "kafka_status.h"
 #include "log.h"
 #include "clock.h"
 #include "watermarks.h"
@@ -295,25 +297,6 @@ kafka_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 			  "kafka_error");
 	log_kv_str(&line, "error", rd_kafka_err2name((rd_kafka_resp_err_t) err));
 	log_kv_str(&line, "reason", reason);
-	log_end(&line);
-}
-
-/*
- * kafka_log_cb
- *		librdkafka's own log lines, re-emitted in our format (from its
- *		threads: log_end writes a line atomically).
- */
-void
-kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
-{
-	log_line	line;
-	log_level	lv = level <= 3 ? LOG_ERROR : level == 4 ? LOG_WARNING :
-		level <= 6 ? LOG_INFO : LOG_DEBUG;
-
-	(void) rk;
-	log_begin(&line, lv, "librdkafka");
-	log_kv_str(&line, "facility", fac);
-	log_kv_str(&line, "msg", buf);
 	log_end(&line);
 }
 

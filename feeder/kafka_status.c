@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kafka.h"
+#include "kafka_status.h"
 #include "kafka_asker.h"
 #include "kafka_int.h"
 #include "clock.h"

@@ -27,7 +27,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include "kafka.h"
+#include "kafka_status.h"
 #include "kafka_asker.h"
 #include "kafka_int.h"
 #include "clock.h"
