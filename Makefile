@@ -37,6 +37,10 @@ ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 # make deb's work tree and packages
 EXTRA_CLEAN = build
 
+# The library knows the version it was built for: a session whose library is
+# older than the installed extension refuses to run (received_orders.c).
+PG_CPPFLAGS = -DRO_EXTVERSION=\"$(EXTVERSION)\"
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
