@@ -25,26 +25,27 @@ DECLARE
 	found text;
 BEGIN
 	SELECT pg_catalog.string_agg(o.what, ', ') INTO found
-	  FROM (SELECT pg_catalog.format('%s %s', CASE c.relkind WHEN 'v' THEN 'view'
+	  FROM (SELECT pg_catalog.format('%s received_orders.%I', CASE c.relkind WHEN 'v' THEN 'view'
 	                 WHEN 'i' THEN 'index' WHEN 'S' THEN 'sequence' ELSE 'relation' END,
-	                 c.oid::pg_catalog.regclass) AS what
+	                 c.relname) AS what
 	          FROM pg_catalog.pg_class c
 	         WHERE c.relnamespace OPERATOR(pg_catalog.=) 'received_orders'::pg_catalog.regnamespace
 	           AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['quarantine_examples',
 	               'received_orders_consumer_groups_owner_idx']::pg_catalog.name[])
 	        UNION ALL
-	        SELECT pg_catalog.format('function %s', p.oid::pg_catalog.regprocedure)
+	        SELECT pg_catalog.format('function received_orders.%I(%s)', p.proname,
+	                                 pg_catalog.pg_get_function_identity_arguments(p.oid))
 	          FROM pg_catalog.pg_proc p
 	         WHERE p.pronamespace OPERATOR(pg_catalog.=) 'received_orders'::pg_catalog.regnamespace
 	           AND p.proname OPERATOR(pg_catalog.=) 'consumer_group_claim_check'
 	        UNION ALL
-	        SELECT pg_catalog.format('column %s.%I', a.attrelid::pg_catalog.regclass, a.attname)
+	        SELECT pg_catalog.format('column received_orders.received_orders_consumer_groups.%I', a.attname)
 	          FROM pg_catalog.pg_attribute a
 	         WHERE a.attrelid OPERATOR(pg_catalog.=) 'received_orders.received_orders_consumer_groups'::pg_catalog.regclass
 	           AND a.attname OPERATOR(pg_catalog.=) ANY (ARRAY['owner_set_by', 'owner_set_at']::pg_catalog.name[])
 	           AND NOT a.attisdropped
 	        UNION ALL
-	        SELECT pg_catalog.format('trigger %I on %s', t.tgname, t.tgrelid::pg_catalog.regclass)
+	        SELECT pg_catalog.format('trigger %I on received_orders.received_orders_consumer_groups', t.tgname)
 	          FROM pg_catalog.pg_trigger t
 	         WHERE t.tgrelid OPERATOR(pg_catalog.=) 'received_orders.received_orders_consumer_groups'::pg_catalog.regclass
 	           AND t.tgname OPERATOR(pg_catalog.=) 'received_orders_consumer_groups_claim_check') o;
@@ -55,12 +56,13 @@ BEGIN
 			      HINT = 'Rename or drop it (after saving what it holds), then run ALTER EXTENSION received_orders UPDATE again.';
 	END IF;
 
-	SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%s %s',
+	SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%s %I.%I',
 	           CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'relation' END,
-	           c.oid::pg_catalog.regclass), ', ') INTO found
+	           n.nspname, c.relname), ', ') INTO found
 	  FROM pg_catalog.pg_depend d
 	  JOIN pg_catalog.pg_rewrite r ON r.oid OPERATOR(pg_catalog.=) d.objid
 	  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.ev_class
+	  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
 	 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
 	   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
 	   AND d.refobjid OPERATOR(pg_catalog.=) 'received_orders.quarantine_summary'::pg_catalog.regclass
