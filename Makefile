@@ -45,6 +45,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# RO_EXTVERSION is compiled into received_orders.o: rebuild it when the
+# control file's version changes.
+extension/received_orders.o: $(EXTENSION).control
+
 # The daemon and the tools are plain C programs with Makefiles of their own.
 SUBDIRS = feeder tools
 

@@ -150,9 +150,10 @@ GroupCheckName(text *consumer_group)
 /*
  * GroupCheckClaimable
  *		Raise unless the caller may claim the group by using it: the group
- *		must have no positions (42501: positions written before any role
- *		owned the group, by a 1.1 feeder or a superuser's, are handed over
- *		by a superuser, never taken), and the caller must own fewer than
+ *		must have no positions (42501: positions written while no role
+ *		owned the group, by a superuser's feeder or before groups had
+ *		owners, are handed over by a superuser, never taken by the first
+ *		role that comes), and the caller must own fewer than
  *		RO_MAX_GROUPS_PER_ROLE groups (54000: a role creates groups by
  *		naming them, and each holds rows and a name another team may need).
  *		The table's trigger (received_orders_consumer_groups_claim_check)
