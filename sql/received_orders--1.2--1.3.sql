@@ -380,7 +380,9 @@ COMMENT ON FUNCTION received_orders.report_feeder(text, text, text, integer, tex
 -- the view quarantine_examples, which no role but the owner reads unless a
 -- DBA grants it.  Neither view sorts the reasons: the example is the reason
 -- of the kind's highest quarantine id (the newest waiting message, else the
--- latest replayed one), found by max().
+-- latest replayed one), found by max(), and topics are counted per class
+-- from a first grouping by topic (no count(DISTINCT), which sorts): each
+-- view is one pass over the quarantine and the replays, hashed.
 -- ---------------------------------------------------------------------------
 
 DROP VIEW received_orders.quarantine_summary;
@@ -393,20 +395,26 @@ WITH entries AS (
 	UNION ALL
 	SELECT r.outcome, r.sqlstate, r.reason, r.kafka_topic, r.quarantined_at, true
 	  FROM received_orders.received_orders_replays r
+), per_topic AS (
+	SELECT e.outcome, e.sqlstate, k.reason, e.kafka_topic, e.replayed,
+	       pg_catalog.count(*) AS n, pg_catalog.min(e.quarantined_at) AS oldest,
+	       pg_catalog.max(e.quarantined_at) AS newest
+	  FROM entries e
+	 CROSS JOIN LATERAL (
+		SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(
+		           pg_catalog.regexp_replace(e.reason, '".*$', '"..."'),
+		           '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}', '<uuid>', 'g'),
+		           '[0-9]+', 'N', 'g') AS reason) k
+	 GROUP BY e.outcome, e.sqlstate, k.reason, e.kafka_topic, e.replayed
 )
-SELECT e.outcome, e.sqlstate, k.reason,
-       pg_catalog.count(*) FILTER (WHERE NOT e.replayed) AS messages,
-       pg_catalog.count(*) FILTER (WHERE e.replayed) AS replayed,
-       pg_catalog.count(DISTINCT e.kafka_topic) FILTER (WHERE NOT e.replayed) AS topics,
-       pg_catalog.min(e.quarantined_at) FILTER (WHERE NOT e.replayed) AS oldest,
-       pg_catalog.max(e.quarantined_at) FILTER (WHERE NOT e.replayed) AS newest
-  FROM entries e
- CROSS JOIN LATERAL (
-	SELECT pg_catalog.regexp_replace(pg_catalog.regexp_replace(
-	           pg_catalog.regexp_replace(e.reason, '".*$', '"..."'),
-	           '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}', '<uuid>', 'g'),
-	           '[0-9]+', 'N', 'g') AS reason) k
- GROUP BY e.outcome, e.sqlstate, k.reason;
+SELECT t.outcome, t.sqlstate, t.reason,
+       coalesce(pg_catalog.sum(t.n) FILTER (WHERE NOT t.replayed), 0)::bigint AS messages,
+       coalesce(pg_catalog.sum(t.n) FILTER (WHERE t.replayed), 0)::bigint AS replayed,
+       pg_catalog.count(t.kafka_topic) FILTER (WHERE NOT t.replayed) AS topics,
+       pg_catalog.min(t.oldest) FILTER (WHERE NOT t.replayed) AS oldest,
+       pg_catalog.max(t.newest) FILTER (WHERE NOT t.replayed) AS newest
+  FROM per_topic t
+ GROUP BY t.outcome, t.sqlstate, t.reason;
 
 COMMENT ON VIEW received_orders.quarantine_summary IS
 	'Quarantined messages counted by outcome, SQLSTATE and class of reason (the reason''s text before its first double quote, UUIDs and numbers masked: no message text): messages waiting in the quarantine, how many were replayed, the waiting ones'' topics, oldest and newest; pg_monitor reads it';
