@@ -218,14 +218,17 @@ COMMENT ON FUNCTION received_orders.set_consumer_group_owner(text, name) IS
 --   member_id at most 512 bytes, host 255, version 64, last_error 2048
 --     (22001); pid not negative, report_interval above 0 and at most one
 --     day, keep_for not negative (22023);
---   at most 4096 partitions per report, each with a topic of 1 to 249 bytes
---     and a partition and high watermark not negative (54000, 22023);
+--   at most 4096 partitions per report, their topic names 128 kB in all
+--     (54000), each topic of 1 to 249 bytes and each partition and high
+--     watermark not negative (22023);
 --   at most 64 member rows per group: a new member of a full group takes
 --     the row of the member seen least recently among those that are not
 --     healthy (stopped, or not reported within three of its intervals); if
 --     every one is healthy, the report is refused (54000).
 -- The groups a role may claim are capped by the library (groups.c: 16,
 -- 54000); a superuser hands a role more with set_consumer_group_owner.
+-- A member row is then at most about 200 kB, and a role without a DBA's
+-- help holds at most 16 groups of 64 such rows.
 -- ---------------------------------------------------------------------------
 
 CREATE OR REPLACE FUNCTION received_orders.report_feeder(
@@ -288,6 +291,12 @@ BEGIN
 		RAISE EXCEPTION 'a report lists % partitions; at most 4096 are kept',
 			pg_catalog.cardinality(kafka_topics)
 			USING ERRCODE = 'program_limit_exceeded';
+	END IF;
+	IF (SELECT pg_catalog.sum(pg_catalog.octet_length(t))
+	      FROM pg_catalog.unnest(report_feeder.kafka_topics) AS t) OPERATOR(pg_catalog.>) 131072 THEN
+		RAISE EXCEPTION 'a report''s topic names add up to more than 131072 bytes'
+			USING ERRCODE = 'program_limit_exceeded',
+			      HINT = 'Each partition repeats its topic''s name; at most 128 kB of names are kept per report.';
 	END IF;
 	IF EXISTS (SELECT FROM ROWS FROM (pg_catalog.unnest(report_feeder.kafka_topics),
 	                                  pg_catalog.unnest(report_feeder.kafka_partitions),

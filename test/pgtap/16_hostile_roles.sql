@@ -12,8 +12,8 @@
 --   - a role claims at most 16 groups by using them (54000), a superuser
 --     hands it more;
 --   - report_feeder refuses long texts (22001), a negative keep_for,
---     report interval or pid (22023), too many partitions (54000) and bad
---     partitions (22023); a group keeps at most 64 members: a new one takes
+--     report interval or pid (22023), too many partitions or topic bytes
+--     (54000) and bad partitions (22023); a group keeps at most 64 members: a new one takes
 --     the place of an unhealthy one, and is refused (54000) when all are
 --     healthy.
 -- A monitoring role (pg_monitor) reads quarantine_summary: counts by
@@ -25,7 +25,7 @@
 -- transaction and rolled back.
 
 BEGIN;
-SELECT plan(47);
+SELECT plan(49);
 
 SET LOCAL client_min_messages = error;
 
@@ -207,6 +207,14 @@ SELECT is((pg_temp.caught($$SELECT received_orders.report_feeder('squat-1', 'm',
 	now(), 'running', array_fill('t'::text, ARRAY[4097]), array_fill(0, ARRAY[4097]),
 	array_fill(NULL::bigint, ARRAY[4097]), NULL, NULL, interval '10 seconds')$$))[1],
 	'54000', 'a report of 4097 partitions is refused (54000)');
+SELECT is((pg_temp.caught($$SELECT received_orders.report_feeder('squat-1', 'm', 'h', 1, '1.3.0',
+	now(), 'running', array_fill(repeat('t', 33), ARRAY[4000]), ARRAY(SELECT generate_series(0, 3999)),
+	array_fill(NULL::bigint, ARRAY[4000]), NULL, NULL, interval '10 seconds')$$))[1],
+	'54000', 'nor 4000 partitions whose topic names add up to 132,000 bytes (54000)');
+SELECT is(pg_temp.caught($$SELECT received_orders.report_feeder('squat-1', 'm', 'h', 1, '1.3.0',
+	now(), 'running', array_fill(repeat('t', 32), ARRAY[4096]), ARRAY(SELECT generate_series(0, 4095)),
+	array_fill(NULL::bigint, ARRAY[4096]), NULL, NULL, interval '10 seconds')$$), NULL,
+	'4096 partitions of 32-byte topic names (131,072 bytes) are kept');
 SELECT is((pg_temp.caught($$SELECT received_orders.report_feeder('squat-1', 'm', 'h', 1, '1.3.0',
 	now(), 'running', ARRAY[repeat('t', 250)], ARRAY[0], ARRAY[1]::bigint[], NULL, NULL, interval '10 seconds')$$))[1],
 	'22023', 'a topic of 250 bytes is refused (22023)');
