@@ -15,11 +15,12 @@
 -- on it would abort the update with a hint to use CASCADE, which would drop
 -- the DBA's view.  Both are checked first and named, with what to do.
 --
--- Then the tables the script changes are locked in the order a batch takes
--- them (the group's row, the orders, the quarantine, the positions), so that
--- batches running during the update wait for it instead of deadlocking with
--- it.  The feeders' table comes after: only report_feeder, outside any
--- batch, writes it.
+-- Then the tables a batch uses are locked in the order a batch takes them
+-- (the group's row, the orders, the quarantine, the positions), the groups'
+-- table, which the script changes, exclusively: batches running during the
+-- update wait for it instead of deadlocking with it.  The replays and the
+-- feeders' table come after: replay_quarantined and report_feeder write
+-- them outside any batch.
 DO $in_the_way$
 DECLARE
 	found text;
@@ -98,8 +99,11 @@ LOCK TABLE received_orders.received_orders,
 -- a superuser to name its owner with set_consumer_group_owner; meanwhile
 -- every other role gets 42501, superusers may use it.
 --
--- The rule is a trigger on the table, not a check in the library, so that it
--- holds also for a session still running the 1.2 library after the update.
+-- The library checks the rule before it claims (groups.c: a group's row is
+-- now entered at its first use, a superuser's too, and a group with
+-- positions is not claimed, with a message that says what to do); a trigger
+-- on the table refuses such a claim too, so that the rule holds also for a
+-- session still running the 1.2 library after the update.
 -- set_consumer_group_owner records who set an owner and when (owner_set_by,
 -- owner_set_at); the trigger tells a DBA's hand-over from a claim by that.
 -- ---------------------------------------------------------------------------
