@@ -37,9 +37,17 @@ ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 # make deb's work tree and packages
 EXTRA_CLEAN = build
 
+# The library knows the version it was built for: a session whose library is
+# older than the installed extension refuses to run (received_orders.c).
+PG_CPPFLAGS = -DRO_EXTVERSION=\"$(EXTVERSION)\"
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# RO_EXTVERSION is compiled into received_orders.o: rebuild it when the
+# control file's version changes.
+extension/received_orders.o: $(EXTENSION).control
 
 # The daemon and the tools are plain C programs with Makefiles of their own.
 SUBDIRS = feeder tools
