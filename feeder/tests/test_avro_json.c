@@ -622,6 +622,44 @@ test_names_by_full_name(void **state)
 	free(json);
 }
 
+/*
+ * test_names_confluents_bytes
+ *		Named types resolved as Confluent's own AvroSerializer resolved them
+ *		(tests/fixtures/avro-names.*, test/fuzz/corpus-framed/7-namespaces:
+ *		a.Money a fixed of 3 bytes, b.Money a decimal in 2, so a reference
+ *		resolved to the wrong one leaves bytes over or runs out; shop.Meta a
+ *		timestamp, audit.Meta a string; a recursive b.Node referring to
+ *		shop.Meta).  Short names once gave m3 and m6 as a.Money's base64.
+ */
+static void
+test_names_confluents_bytes(void **state)
+{
+	size_t		slen,
+				blen,
+				jlen;
+	char	   *schema = slurp(FIXTURES "avro-names.avsc", &slen);
+	char	   *framed = slurp(FIXTURES "avro-names.bin", &blen);
+	char	   *want = slurp(FIXTURES "avro-names.json", &jlen);
+	char		err[512];
+	avro_json_buf out = {0};
+	avro_json_schema *s;
+
+	(void) state;
+	avro_json_init();
+	s = avro_json_compile(schema, slen, err, sizeof(err));
+	assert_non_null(s);
+	assert_int_equal(avro_json_decode(s, framed + 5, blen - 5, &out, err, sizeof(err)), 0);
+	assert_string_equal(out.data, want);
+	assert_non_null(strstr(out.data, "\"m3\":0.0100,"));
+	assert_non_null(strstr(out.data, "\"m6\":-0.0100,"));
+	assert_non_null(strstr(out.data, "\"meta1\":{\"at\":\"1970-01-02T00:00:00.001000Z\"},\"meta2\":{\"at\":\"y\"}"));
+	avro_json_free(s);
+	avro_json_buf_free(&out);
+	free(schema);
+	free(framed);
+	free(want);
+}
+
 int
 main(void)
 {
@@ -639,6 +677,7 @@ main(void)
 		cmocka_unit_test(test_decimal_exact),
 		cmocka_unit_test(test_decimal_bounded),
 		cmocka_unit_test(test_names_by_full_name),
+		cmocka_unit_test(test_names_confluents_bytes),
 	};
 
 	return cmocka_run_group_tests_name("avro_json", tests, NULL, NULL);
