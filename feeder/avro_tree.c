@@ -31,9 +31,10 @@
 struct avro_tree
 {
 	avro_tree_node *root;
-	avro_tree_node **nodes;		/* every node, to find names and free */
+	avro_tree_node **nodes;		/* every node, to free */
 	int			nnodes;
 	int			capnodes;
+	json_t	   *names;			/* full name -> its node's index in nodes */
 };
 
 /*
@@ -70,12 +71,9 @@ avro_tree_new_node(avro_tree *t, avro_tree_kind kind)
 static avro_tree_node *
 avro_tree_find(const avro_tree *t, const char *fullname)
 {
-	int			i;
+	json_t	   *index = json_object_get(t->names, fullname);
 
-	for (i = 0; i < t->nnodes; i++)
-		if (t->nodes[i]->fullname && strcmp(t->nodes[i]->fullname, fullname) == 0)
-			return t->nodes[i];
-	return NULL;
+	return index ? t->nodes[json_integer_value(index)] : NULL;
 }
 
 /*
@@ -248,11 +246,13 @@ avro_tree_named(avro_tree *t, json_t *obj, const char *type, const char *ns,
 		avro_tree_join(json_is_string(nsattr) ? json_string_value(nsattr) : ns, name);
 	if (node->fullname == NULL)
 		goto oom;
-	if (avro_tree_find(t, node->fullname) != node)
+	if (avro_tree_find(t, node->fullname) != NULL)
 	{
 		snprintf(err, errlen, "type \"%.200s\" is defined twice", node->fullname);
 		return NULL;
 	}
+	if (json_object_set_new(t->names, node->fullname, json_integer(t->nnodes - 1)) != 0)
+		goto oom;
 	switch (node->kind)
 	{
 		case AVRO_TREE_FIXED:
@@ -428,7 +428,11 @@ avro_tree_build(json_t *schema, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	t->root = avro_tree_parse(t, schema, "", 0, err, errlen);
+	t->names = json_object();
+	t->root = t->names == NULL ? NULL :
+		avro_tree_parse(t, schema, "", 0, err, errlen);
+	if (t->names == NULL)
+		snprintf(err, errlen, "out of memory");
 	if (t->root == NULL)
 	{
 		avro_tree_free(t);
@@ -472,5 +476,6 @@ avro_tree_free(avro_tree *t)
 		free(node);
 	}
 	free(t->nodes);
+	json_decref(t->names);
 	free(t);
 }
