@@ -1266,7 +1266,16 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 
 	/* a retry of the same batch sends the arrays again: decoded once */
 	if (db->registry && batch_memo_same(&db->encoded, b))
+	{
+		log_line	line;
+
 		n = b->count;
+		log_begin(&line, LOG_DEBUG, "batch_resent");
+		log_kv_int(&line, "messages", n);
+		log_kv_int(&line, "session", db->index);
+		log_kv_str(&line, "reason", "the batch is retried unchanged: sent as encoded, its values not decoded again");
+		log_end(&line);
+	}
 	else
 	{
 		batch_memo_forget(&db->encoded);

@@ -57,7 +57,7 @@ SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 60
+plan 63
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
@@ -255,6 +255,34 @@ check "nothing acknowledged by that group meanwhile" \
 sr_mode ok
 check "the registry fast again: the group catches up within 60 s" kafka_wait_caught_up e2e-29-slow "$E2E_TOPIC" 60
 feeder_stop slow
+
+# a batch that fails on a transient database error is sent again as it was
+# encoded, its Avro values not decoded again: a DBA's trigger answers 40001
+# to the first two attempts (a sequence, which a rollback does not undo)
+cat >"$E2E_TMP/spec-retry.json" <<-JSON
+	[{"name": "r01", "subject": "sr.later-value", "type": "AVRO", "schema": $AVRO_V2, "value": $(avro_value 611 SR-611 3)},
+	 {"name": "r02", "subject": "sr.later-value", "type": "AVRO", "schema": $AVRO_V1, "value": $(avro_value 612 SR-612)}]
+JSON
+sr_produce "$E2E_TMP/spec-retry.json" "$M" >/dev/null || bail "could not frame the retry's messages"
+kafka_produce_file "$E2E_TOPIC" 0 r01 "$M/r01.bin"
+kafka_produce_file "$E2E_TOPIC" 0 r02 "$M/r02.bin"
+sql "CREATE SEQUENCE public.e2e29_attempts;
+     CREATE FUNCTION public.e2e29_fail_twice() RETURNS trigger LANGUAGE plpgsql AS
+       \$\$BEGIN IF nextval('public.e2e29_attempts') <= 2 THEN
+         RAISE EXCEPTION 'e2e 29: a transient failure' USING ERRCODE = '40001'; END IF;
+         RETURN NEW; END\$\$;
+     CREATE TRIGGER e2e29_fail_twice BEFORE INSERT ON received_orders.received_orders
+       FOR EACH ROW EXECUTE FUNCTION public.e2e29_fail_twice()" >/dev/null
+feeder_start retry "$E2E_TOPIC" e2e-29-retry --schema-registry "$SR_URL" "${FEEDER_ARGS[@]}" --log-level debug
+check "a transient database error (40001) twice: the batch is retried, then caught up within 60 s" \
+	kafka_wait_caught_up e2e-29-retry "$E2E_TOPIC" 60
+is "$(grep -c 'event=batch_failed .*40001' "$E2E_TMP/retry.log") $(grep -c 'event=batch_resent' "$E2E_TMP/retry.log")" "2 2" \
+	"both retries sent the batch as encoded (event=batch_resent), decoded once"
+is "$(sql "SELECT string_agg(payload->>'externalReference' || ' ' || coalesce(payload->>'priority', '-') || ' ' || (payload->>'amount'), ', ' ORDER BY order_id)
+             FROM received_orders.received_orders WHERE order_id IN ('$(uid 611)', '$(uid 612)')")" \
+	"SR-611 3 12.34, SR-612 - 12.34" "the orders of the batch sent again are stored from its decoded values"
+sql "DROP TRIGGER e2e29_fail_twice ON received_orders.received_orders" >/dev/null
+feeder_stop retry
 
 # ---------------------------------------------------------------- 3. wrong credentials
 
