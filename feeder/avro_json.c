@@ -1,13 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * avro_json.c
- *	  Avro binary to JSON text, by the documented mapping, with avro-c.
+ *	  Avro binary to JSON text, by the documented mapping, read by our own
+ *	  reader of the binary encoding, bounded in depth, size and work.
  *
- * avro-c (Debian's libavro-dev) reads the bytes with the writer schema into
- * a generic value; this file writes that value as JSON.  avro-c 1.11 keeps
- * no logical types, so the schema's JSON (parsed with jansson, which avro-c
- * itself uses) is walked beside the value to find them.  The mapping, one
- * rule per Avro type (docs/feeder.md):
+ * avro-c (Debian's libavro-dev) only checks a writer schema; avro_tree.c
+ * turns its JSON into a tree of nodes (named types resolved by full name,
+ * logical types kept), and this file reads a value's bytes walking that
+ * tree, writing JSON as it goes.  The mapping, one rule per Avro type
+ * (docs/feeder.md):
  *
  *	 record		an object of its fields, in schema order
  *	 union		the branch's value, unwrapped (null or the value)
@@ -23,14 +24,21 @@
  *	 timestamp-millis, timestamp-micros	"YYYY-MM-DDTHH:MM:SS.ffffffZ" (UTC)
  *	 local-timestamp-millis, -micros	the same without the "Z"
  *
- * Bytes that do not match the schema, and bytes left after the value, are
- * an error for the caller to reject the message with; avro_alloc.c keeps a
- * bad message's lengths and counts from taking the feeder's memory, and
- * frees what avro-c loses on its error paths.
+ * A value's bytes come from any producer, so the reader trusts none of
+ * them: every length is checked against the bytes left, nesting deeper
+ * than AVRO_JSON_MAX_DEPTH is refused before the reader recurses (a
+ * recursive schema and 30,000 nested bytes would otherwise exhaust the
+ * stack), the JSON may not grow past AVRO_JSON_MAX_BYTES (a few hundred
+ * bytes of arrays of nulls would otherwise make hundreds of megabytes, and
+ * every array item writes at least a byte, so this bounds the reader's
+ * work too), and a decimal may not have more than
+ * AVRO_JSON_MAX_DECIMAL_BYTES significant bytes (its conversion to base 10
+ * is quadratic in them).  The reader allocates nothing but the JSON.  Bytes
+ * that do not match the schema, bytes left after the value and a value past
+ * a bound are an error for the caller to reject the message with.
  *
  *-------------------------------------------------------------------------
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -42,40 +50,41 @@
 #include <avro.h>
 #include <jansson.h>
 
-#include "avro_alloc.h"
 #include "avro_json.h"
-
-/* Named types (record, enum, fixed) of a schema, by full and short name. */
-typedef struct avro_json_name
-{
-	char	   *name;
-	json_t	   *node;
-} avro_json_name;
+#include "avro_tree.h"
 
 struct avro_json_schema
 {
-	avro_schema_t avro;
-	json_t	   *json;
-	avro_json_name *names;
-	int			nnames;
-	int			capnames;
+	avro_tree  *tree;
 };
+
+/* A value being read: its bytes and where the JSON goes. */
+typedef struct avro_json_reader
+{
+	const unsigned char *start;
+	const unsigned char *p;
+	const unsigned char *end;
+	avro_json_buf *out;
+	char	   *err;
+	size_t		errlen;
+} avro_json_reader;
 
 /*
  * avro_json_init
- *		Before any thread uses avro-c: its allocator for untrusted values
- *		(avro_alloc.c).
+ *		Before any thread decodes: seed jansson's hash tables once, here,
+ *		rather than racing on the first schema each thread compiles.
  */
 void
 avro_json_init(void)
 {
-	avro_alloc_init();
+	json_object_seed(0);
 }
 
 /*
  * avro_json_buf_grow
  *		Room for n more bytes (and a terminating NUL); marks the buffer
- *		failed when memory runs out.
+ *		failed when memory runs out, too_large when its limit (set while a
+ *		value is decoded) would be passed.
  */
 static int
 avro_json_buf_grow(avro_json_buf *buf, size_t n)
@@ -83,13 +92,20 @@ avro_json_buf_grow(avro_json_buf *buf, size_t n)
 	size_t		cap;
 	char	   *data;
 
-	if (buf->failed)
+	if (buf->failed || buf->too_large)
 		return -1;
+	if (buf->limit && n > buf->limit - buf->len)
+	{
+		buf->too_large = 1;
+		return -1;
+	}
 	if (buf->len + n + 1 <= buf->cap)
 		return 0;
 	cap = buf->cap ? buf->cap : 256;
 	while (cap < buf->len + n + 1)
 		cap *= 2;
+	if (buf->limit && cap > buf->limit + 1)
+		cap = buf->limit + 1;
 	data = realloc(buf->data, cap);
 	if (data == NULL)
 	{
@@ -145,13 +161,21 @@ avro_json_printf(avro_json_buf *buf, const char *fmt,...)
 
 /*
  * avro_json_buf_reset
- *		Empty the buffer, keeping its memory.
+ *		Empty the buffer, keeping its memory up to 1 MiB (one large value
+ *		does not keep the most a value may take for the process's life).
  */
 void
 avro_json_buf_reset(avro_json_buf *buf)
 {
+	if (buf->cap > 1024 * 1024)
+	{
+		free(buf->data);
+		buf->data = NULL;
+		buf->cap = 0;
+	}
 	buf->len = 0;
 	buf->failed = 0;
+	buf->too_large = 0;
 	if (buf->data)
 		buf->data[0] = '\0';
 }
@@ -261,34 +285,42 @@ avro_json_base64(avro_json_buf *buf, const unsigned char *p, size_t n)
 	avro_json_put(buf, "\"", 1);
 }
 
+
 /*
  * avro_json_decimal
  *		Append a decimal: the big-endian two's complement unscaled value
  *		(n bytes) with scale digits after the point, exactly, as a JSON
- *		number (base-256 digits converted to base 10 by long division: no
- *		binary floating point on the way).
+ *		number: no binary floating point on the way.  Bytes that only
+ *		extend the sign are skipped; more than AVRO_JSON_MAX_DECIMAL_BYTES
+ *		bytes left is an error (the conversion, 32-bit limbs divided by
+ *		10^9, is quadratic in them: 1,024 bytes take about 70,000
+ *		divisions).
  */
-static void
-avro_json_decimal(avro_json_buf *buf, const unsigned char *p, size_t n, int scale)
+static int
+avro_json_decimal(avro_json_buf *buf, const unsigned char *p, size_t n,
+				  int scale, char *err, size_t errlen)
 {
-	unsigned char *mag;
-	char	   *digits;
+	uint32_t	limbs[AVRO_JSON_MAX_DECIMAL_BYTES / 4 + 1];
+	unsigned char mag[AVRO_JSON_MAX_DECIMAL_BYTES];
+	char		digits[AVRO_JSON_MAX_DECIMAL_BYTES * 3 + 1000 + 16];
 	size_t		ndigits = 0,
-				i,
-				room = n * 3 + 2;	/* 256^n < 10^(3n) */
+				nlimbs,
+				first = 0,
+				i;
 	int			negative = n > 0 && (p[0] & 0x80);
 
-	/* and the zeros up to scale + 1 digits: 0.000001 from one byte */
-	if (room < (size_t) scale + 2)
-		room = (size_t) scale + 2;
-	mag = malloc(n ? n : 1);
-	digits = malloc(room);
-	if (mag == NULL || digits == NULL)
+	while (n > 1 && ((p[0] == 0x00 && !(p[1] & 0x80)) ||
+					 (p[0] == 0xff && (p[1] & 0x80))))
 	{
-		free(mag);
-		free(digits);
-		buf->failed = 1;
-		return;
+		p++;
+		n--;
+	}
+	if (n > AVRO_JSON_MAX_DECIMAL_BYTES)
+	{
+		snprintf(err, errlen,
+				 "a decimal of %zu significant bytes is larger than the %d bytes (2,466 digits) a decimal may have",
+				 n, AVRO_JSON_MAX_DECIMAL_BYTES);
+		return -1;
 	}
 	memcpy(mag, p, n);
 	if (negative)
@@ -304,24 +336,40 @@ avro_json_decimal(avro_json_buf *buf, const unsigned char *p, size_t n, int scal
 			carry = v >> 8;
 		}
 	}
-	for (;;)
+	/* big-endian bytes into big-endian 32-bit limbs */
+	nlimbs = (n + 3) / 4;
+	memset(limbs, 0, sizeof(limbs));
+	for (i = 0; i < n; i++)
 	{
-		int			rem = 0,
-					nonzero = 0;
+		size_t		from_end = n - 1 - i;
 
-		for (i = 0; i < n; i++)
-		{
-			int			v = rem * 256 + mag[i];
-
-			mag[i] = (unsigned char) (v / 10);
-			rem = v % 10;
-			nonzero |= mag[i];
-		}
-		digits[ndigits++] = (char) ('0' + rem);
-		if (!nonzero)
-			break;
+		limbs[nlimbs - 1 - from_end / 4] |= (uint32_t) mag[i] << (8 * (from_end % 4));
 	}
-	/* digits are least significant first; at least scale + 1 of them */
+	/* divide by 10^9 until nothing is left: nine digits each time */
+	do
+	{
+		uint64_t	rem = 0;
+		int			k;
+
+		for (i = first; i < nlimbs; i++)
+		{
+			uint64_t	cur = (rem << 32) | limbs[i];
+
+			limbs[i] = (uint32_t) (cur / 1000000000u);
+			rem = cur % 1000000000u;
+		}
+		while (first < nlimbs && limbs[first] == 0)
+			first++;
+		for (k = 0; k < 9; k++)
+		{
+			digits[ndigits++] = (char) ('0' + rem % 10);
+			rem /= 10;
+		}
+	} while (first < nlimbs);
+	/* digits are least significant first: no leading zeros but one */
+	while (ndigits > 1 && digits[ndigits - 1] == '0')
+		ndigits--;
+	/* and at least scale + 1 of them: 0.000001 from one byte */
 	while (ndigits < (size_t) scale + 1)
 		digits[ndigits++] = '0';
 	if (negative)
@@ -332,8 +380,7 @@ avro_json_decimal(avro_json_buf *buf, const unsigned char *p, size_t n, int scal
 		if (i == (size_t) scale && scale > 0)
 			avro_json_put(buf, ".", 1);
 	}
-	free(mag);
-	free(digits);
+	return 0;
 }
 
 /*
@@ -448,402 +495,391 @@ avro_json_timestamp(avro_json_buf *buf, int64_t micros, int utc)
 }
 
 /*
- * avro_json_add_name
- *		Remember a named type's node under name (and, when name has a
- *		namespace, under its last part too).
+ * avro_json_bad
+ *		Fill err with what does not match the schema, and where; -1.
  */
 static int
-avro_json_add_name(avro_json_schema *s, const char *name, json_t *node)
+avro_json_bad(avro_json_reader *r, const char *what)
 {
-	if (s->nnames == s->capnames)
-	{
-		int			cap = s->capnames ? s->capnames * 2 : 16;
-		avro_json_name *names = realloc(s->names, sizeof(*names) * cap);
+	snprintf(r->err, r->errlen, "the Avro bytes do not match the schema: %s at byte %zu",
+			 what, (size_t) (r->p - r->start));
+	return -1;
+}
 
-		if (names == NULL)
-			return -1;
-		s->names = names;
-		s->capnames = cap;
-	}
-	s->names[s->nnames].name = strdup(name);
-	if (s->names[s->nnames].name == NULL)
-		return -1;
-	s->names[s->nnames++].node = node;
+/*
+ * avro_json_read_long
+ *		A zigzag varint (at most 10 bytes, as avro-c and Java read it).
+ */
+static int
+avro_json_read_long(avro_json_reader *r, int64_t *v)
+{
+	uint64_t	u = 0;
+	int			shift = 0;
+	unsigned char b;
+
+	do
+	{
+		if (r->p >= r->end)
+			return avro_json_bad(r, "a number runs past the end");
+		if (shift >= 70)
+			return avro_json_bad(r, "a number is longer than 10 bytes");
+		b = *r->p++;
+		if (shift < 64)
+			u |= (uint64_t) (b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	*v = (int64_t) (u >> 1) ^ -(int64_t) (u & 1);
 	return 0;
 }
 
 /*
- * avro_json_collect
- *		Walk the schema's JSON once and remember every named type, so that
- *		a reference by name finds its definition.  ns is the enclosing
- *		namespace (NULL: none).
+ * avro_json_read_int
+ *		A long that must fit an int.
  */
 static int
-avro_json_collect(avro_json_schema *s, json_t *node, const char *ns)
+avro_json_read_int(avro_json_reader *r, int32_t *v)
 {
-	json_t	   *type;
-	const char *name,
-			   *t,
-			   *dot;
-	char	   *inner = NULL;
-	int			rc = 0;
-	size_t		i;
+	int64_t		l;
 
-	if (json_is_array(node))
-	{
-		for (i = 0; rc == 0 && i < json_array_size(node); i++)
-			rc = avro_json_collect(s, json_array_get(node, i), ns);
-		return rc;
-	}
-	if (!json_is_object(node))
+	if (avro_json_read_long(r, &l) != 0)
+		return -1;
+	if (l < INT32_MIN || l > INT32_MAX)
+		return avro_json_bad(r, "an int is out of range");
+	*v = (int32_t) l;
+	return 0;
+}
+
+/*
+ * avro_json_read_bytes
+ *		A length and that many bytes (strings and bytes): *p points at them.
+ */
+static int
+avro_json_read_bytes(avro_json_reader *r, const unsigned char **p, size_t *n)
+{
+	int64_t		len;
+
+	if (avro_json_read_long(r, &len) != 0)
+		return -1;
+	if (len < 0)
+		return avro_json_bad(r, "a length is negative");
+	if ((uint64_t) len > (uint64_t) (r->end - r->p))
+		return avro_json_bad(r, "a length runs past the end");
+	*p = r->p;
+	*n = (size_t) len;
+	r->p += len;
+	return 0;
+}
+
+/*
+ * avro_json_read_fixed
+ *		n bytes as they are (fixed, float, double).
+ */
+static int
+avro_json_read_fixed(avro_json_reader *r, size_t n, const unsigned char **p)
+{
+	if (n > (size_t) (r->end - r->p))
+		return avro_json_bad(r, "a fixed-size value runs past the end");
+	*p = r->p;
+	r->p += n;
+	return 0;
+}
+
+/*
+ * avro_json_read_block
+ *		The count of an array's or map's next block (0: the end); a
+ *		negative count is followed by the block's size in bytes, which is
+ *		read and not needed.
+ */
+static int
+avro_json_read_block(avro_json_reader *r, int64_t *count)
+{
+	int64_t		size;
+
+	if (avro_json_read_long(r, count) != 0)
+		return -1;
+	if (*count >= 0)
 		return 0;
-	type = json_object_get(node, "type");
-	if (!json_is_string(type))
-		return avro_json_collect(s, type, ns);
-	t = json_string_value(type);
-	name = json_string_value(json_object_get(node, "name"));
-	if (json_is_string(json_object_get(node, "namespace")))
-		ns = json_string_value(json_object_get(node, "namespace"));
-	if (name && (strcmp(t, "record") == 0 || strcmp(t, "error") == 0 ||
-				 strcmp(t, "enum") == 0 || strcmp(t, "fixed") == 0))
-	{
-		dot = strrchr(name, '.');
-		if (dot)
-			inner = strndup(name, dot - name);	/* a full name: its namespace */
-		else if (ns && *ns)
-		{
-			inner = malloc(strlen(ns) + strlen(name) + 2);
-			if (inner)
-				sprintf(inner, "%s.%s", ns, name);
-			if (inner == NULL || avro_json_add_name(s, inner, node) != 0)
-				rc = -1;
-			free(inner);
-			inner = ns ? strdup(ns) : NULL;
-		}
-		if (rc == 0 && (avro_json_add_name(s, name, node) != 0 ||
-						(dot && avro_json_add_name(s, dot + 1, node) != 0)))
-			rc = -1;
-		if (inner)
-			ns = inner;
-	}
-	if (rc == 0 && (strcmp(t, "record") == 0 || strcmp(t, "error") == 0))
-	{
-		json_t	   *fields = json_object_get(node, "fields");
-
-		for (i = 0; rc == 0 && i < json_array_size(fields); i++)
-			rc = avro_json_collect(s, json_object_get(json_array_get(fields, i), "type"), ns);
-	}
-	else if (rc == 0 && strcmp(t, "array") == 0)
-		rc = avro_json_collect(s, json_object_get(node, "items"), ns);
-	else if (rc == 0 && strcmp(t, "map") == 0)
-		rc = avro_json_collect(s, json_object_get(node, "values"), ns);
-	free(inner);
-	return rc;
+	if (*count == INT64_MIN)
+		return avro_json_bad(r, "a block count is out of range");
+	*count = -*count;
+	return avro_json_read_long(r, &size);
 }
 
 /*
- * avro_json_resolve
- *		The node that defines a type: a named reference replaced by its
- *		definition, {"type": {...}} by the inner type.
+ * avro_json_write_long
+ *		Append a long by its logical type.
  */
-static json_t *
-avro_json_resolve(const avro_json_schema *s, json_t *node)
+static int
+avro_json_write_long(avro_json_reader *r, const avro_tree_node *node, int64_t v)
 {
-	int			depth;
-
-	for (depth = 0; depth < 64 && node != NULL; depth++)
+	switch (node->logical)
 	{
-		if (json_is_string(node))
-		{
-			const char *name = json_string_value(node);
-			int			i;
-
-			for (i = 0; i < s->nnames; i++)
-				if (strcmp(s->names[i].name, name) == 0)
-					return s->names[i].node;
-			return node;		/* a primitive */
-		}
-		if (json_is_object(node))
-		{
-			json_t	   *type = json_object_get(node, "type");
-
-			if (json_is_string(type) || type == NULL)
-				return node;
-			node = type;
-			continue;
-		}
-		return node;			/* a union */
+		case AVRO_TREE_TIME_MICROS:
+			avro_json_time(r->out, v, 1);
+			break;
+		case AVRO_TREE_TIMESTAMP_MILLIS:
+		case AVRO_TREE_LOCAL_TIMESTAMP_MILLIS:
+			if (v > INT64_MAX / 1000 || v < INT64_MIN / 1000)
+			{
+				snprintf(r->err, r->errlen, "%s %" PRId64 " is out of range",
+						 node->logical == AVRO_TREE_TIMESTAMP_MILLIS ?
+						 "timestamp-millis" : "local-timestamp-millis", v);
+				return -1;
+			}
+			avro_json_timestamp(r->out, v * 1000,
+								node->logical == AVRO_TREE_TIMESTAMP_MILLIS);
+			break;
+		case AVRO_TREE_TIMESTAMP_MICROS:
+		case AVRO_TREE_LOCAL_TIMESTAMP_MICROS:
+			avro_json_timestamp(r->out, v,
+								node->logical == AVRO_TREE_TIMESTAMP_MICROS);
+			break;
+		default:
+			avro_json_printf(r->out, "%" PRId64, v);
 	}
-	return node;
+	return 0;
 }
 
 /*
- * avro_json_logical
- *		The logicalType of a type's node, or "".
+ * avro_json_write_float
+ *		Append a float or double (little-endian IEEE 754 bytes).
  */
-static const char *
-avro_json_logical(json_t *node)
+static void
+avro_json_write_float(avro_json_reader *r, const unsigned char *p, int is_float)
 {
-	const char *l = json_is_object(node) ?
-		json_string_value(json_object_get(node, "logicalType")) : NULL;
+	double		v;
 
-	return l ? l : "";
+	if (is_float)
+	{
+		uint32_t	u = (uint32_t) p[0] | (uint32_t) p[1] << 8 |
+			(uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+		float		f;
+
+		memcpy(&f, &u, sizeof(f));
+		v = f;
+	}
+	else
+	{
+		uint64_t	u = 0;
+		int			i;
+
+		for (i = 7; i >= 0; i--)
+			u = u << 8 | p[i];
+		memcpy(&v, &u, sizeof(v));
+	}
+	if (isnan(v))
+		avro_json_puts(r->out, "\"NaN\"");
+	else if (isinf(v))
+		avro_json_puts(r->out, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+	else
+		avro_json_shortest(r->out, v, is_float);
+}
+
+/*
+ * avro_json_stopped
+ *		The JSON cannot grow any more (its bound, or memory): err says
+ *		which; -1.
+ */
+static int
+avro_json_stopped(avro_json_reader *r)
+{
+	if (r->out->too_large)
+		snprintf(r->err, r->errlen,
+				 "the decoded JSON would be larger than %d MiB, the most a value may decode into",
+				 AVRO_JSON_MAX_BYTES / (1024 * 1024));
+	else
+		snprintf(r->err, r->errlen, "out of memory");
+	return -1;
 }
 
 /*
  * avro_json_write
- *		Append value (whose schema's JSON is node) as JSON text.
+ *		Read one value of node's type and append it as JSON; depth counts
+ *		the records, arrays, maps and unions around it.
  */
 static int
-avro_json_write(const avro_json_schema *s, avro_value_t *value, json_t *node,
-				avro_json_buf *buf, int depth, char *err, size_t errlen)
+avro_json_write(avro_json_reader *r, const avro_tree_node *node, int depth)
 {
-	const char *logical;
-	size_t		i,
-				n;
+	const unsigned char *p;
+	size_t		n;
+	int64_t		l;
+	int32_t		v;
+	int			i;
 
-	if (depth > 256)
+	if (depth > AVRO_JSON_MAX_DEPTH)
 	{
-		snprintf(err, errlen, "the value nests deeper than 256 levels");
+		snprintf(r->err, r->errlen, "the value nests deeper than %d levels",
+				 AVRO_JSON_MAX_DEPTH);
 		return -1;
 	}
-	node = avro_json_resolve(s, node);
-	logical = avro_json_logical(node);
+	if (r->out->failed || r->out->too_large)
+		return avro_json_stopped(r);
 
-	switch (avro_value_get_type(value))
+	switch (node->kind)
 	{
-		case AVRO_NULL:
-			avro_json_puts(buf, "null");
+		case AVRO_TREE_NULL:
+			avro_json_puts(r->out, "null");
 			break;
-		case AVRO_BOOLEAN:
+		case AVRO_TREE_BOOLEAN:
+			if (avro_json_read_fixed(r, 1, &p) != 0)
+				return -1;
+			avro_json_puts(r->out, *p ? "true" : "false");
+			break;
+		case AVRO_TREE_INT:
+			if (avro_json_read_int(r, &v) != 0)
+				return -1;
+			if (node->logical == AVRO_TREE_DATE)
+				avro_json_date(r->out, v, 1);
+			else if (node->logical == AVRO_TREE_TIME_MILLIS)
+				avro_json_time(r->out, (int64_t) v * 1000, 1);
+			else
+				avro_json_printf(r->out, "%" PRId32, v);
+			break;
+		case AVRO_TREE_LONG:
+			if (avro_json_read_long(r, &l) != 0 ||
+				avro_json_write_long(r, node, l) != 0)
+				return -1;
+			break;
+		case AVRO_TREE_FLOAT:
+		case AVRO_TREE_DOUBLE:
+			if (avro_json_read_fixed(r, node->kind == AVRO_TREE_FLOAT ? 4 : 8, &p) != 0)
+				return -1;
+			avro_json_write_float(r, p, node->kind == AVRO_TREE_FLOAT);
+			break;
+		case AVRO_TREE_STRING:
+			if (avro_json_read_bytes(r, &p, &n) != 0)
+				return -1;
+			avro_json_string(r->out, (const char *) p, n);
+			break;
+		case AVRO_TREE_BYTES:
+		case AVRO_TREE_FIXED:
+			if (node->kind == AVRO_TREE_BYTES ?
+				avro_json_read_bytes(r, &p, &n) != 0 :
+				avro_json_read_fixed(r, n = node->size, &p) != 0)
+				return -1;
+			if (node->logical != AVRO_TREE_DECIMAL)
+				avro_json_base64(r->out, p, n);
+			else if (node->scale < 0 || node->scale > 1000)
 			{
-				int			b = 0;
-
-				avro_value_get_boolean(value, &b);
-				avro_json_puts(buf, b ? "true" : "false");
-				break;
+				snprintf(r->err, r->errlen, "decimal scale %lld is not supported", node->scale);
+				return -1;
 			}
-		case AVRO_INT32:
+			else if (avro_json_decimal(r->out, p, n, (int) node->scale,
+									   r->err, r->errlen) != 0)
+				return -1;
+			break;
+		case AVRO_TREE_ENUM:
+			if (avro_json_read_int(r, &v) != 0)
+				return -1;
+			if (v < 0 || v >= node->n)
 			{
-				int32_t		v = 0;
-
-				avro_value_get_int(value, &v);
-				if (strcmp(logical, "date") == 0)
-					avro_json_date(buf, v, 1);
-				else if (strcmp(logical, "time-millis") == 0)
-					avro_json_time(buf, (int64_t) v * 1000, 1);
-				else
-					avro_json_printf(buf, "%" PRId32, v);
-				break;
+				snprintf(r->err, r->errlen, "enum symbol %d is not in the schema", (int) v);
+				return -1;
 			}
-		case AVRO_INT64:
+			avro_json_string(r->out, node->labels[v], strlen(node->labels[v]));
+			break;
+		case AVRO_TREE_ARRAY:
+		case AVRO_TREE_MAP:
 			{
-				int64_t		v = 0;
+				int			is_map = node->kind == AVRO_TREE_MAP,
+							firstitem = 1;
+				int64_t		count;
 
-				avro_value_get_long(value, &v);
-				if (strcmp(logical, "time-micros") == 0)
-					avro_json_time(buf, v, 1);
-				else if (strcmp(logical, "timestamp-millis") == 0 ||
-						 strcmp(logical, "local-timestamp-millis") == 0)
+				avro_json_put(r->out, is_map ? "{" : "[", 1);
+				for (;;)
 				{
-					if (v > INT64_MAX / 1000 || v < INT64_MIN / 1000)
-					{
-						snprintf(err, errlen, "%s %" PRId64 " is out of range", logical, v);
+					if (avro_json_read_block(r, &count) != 0)
 						return -1;
-					}
-					avro_json_timestamp(buf, v * 1000, logical[0] == 't');
-				}
-				else if (strcmp(logical, "timestamp-micros") == 0 ||
-						 strcmp(logical, "local-timestamp-micros") == 0)
-					avro_json_timestamp(buf, v, logical[0] == 't');
-				else
-					avro_json_printf(buf, "%" PRId64, v);
-				break;
-			}
-		case AVRO_FLOAT:
-		case AVRO_DOUBLE:
-			{
-				double		v = 0;
-				float		f = 0;
-
-				if (avro_value_get_type(value) == AVRO_FLOAT)
-				{
-					avro_value_get_float(value, &f);
-					v = f;
-				}
-				else
-					avro_value_get_double(value, &v);
-				if (isnan(v))
-					avro_json_puts(buf, "\"NaN\"");
-				else if (isinf(v))
-					avro_json_puts(buf, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
-				else
-					avro_json_shortest(buf, v, avro_value_get_type(value) == AVRO_FLOAT);
-				break;
-			}
-		case AVRO_STRING:
-			{
-				const char *str = NULL;
-				size_t		size = 0;
-
-				avro_value_get_string(value, &str, &size);
-				/* size counts the terminating NUL */
-				avro_json_string(buf, str ? str : "", size ? size - 1 : 0);
-				break;
-			}
-		case AVRO_BYTES:
-		case AVRO_FIXED:
-			{
-				const void *bytes = NULL;
-				size_t		size = 0;
-
-				if (avro_value_get_type(value) == AVRO_BYTES)
-					avro_value_get_bytes(value, &bytes, &size);
-				else
-					avro_value_get_fixed(value, &bytes, &size);
-				if (strcmp(logical, "decimal") == 0)
-				{
-					json_t	   *scale = json_object_get(node, "scale");
-					json_int_t	sc = scale ? json_integer_value(scale) : 0;
-
-					if (sc < 0 || sc > 1000)
+					if (count == 0)
+						break;
+					/* each item writes a byte at least: out's bound ends this */
+					for (; count > 0; count--)
 					{
-						snprintf(err, errlen, "decimal scale %lld is not supported", (long long) sc);
-						return -1;
+						if (!firstitem)
+							avro_json_put(r->out, ",", 1);
+						firstitem = 0;
+						if (is_map)
+						{
+							if (avro_json_read_bytes(r, &p, &n) != 0)
+								return -1;
+							avro_json_string(r->out, (const char *) p, n);
+							avro_json_put(r->out, ":", 1);
+						}
+						if (avro_json_write(r, node->children[0], depth + 1) != 0)
+							return -1;
 					}
-					avro_json_decimal(buf, bytes, size, (int) sc);
 				}
-				else
-					avro_json_base64(buf, bytes, size);
+				avro_json_put(r->out, is_map ? "}" : "]", 1);
 				break;
 			}
-		case AVRO_ENUM:
+		case AVRO_TREE_RECORD:
+			avro_json_put(r->out, "{", 1);
+			for (i = 0; i < node->n; i++)
 			{
-				int			symbol = 0;
-				const char *name;
-
-				avro_value_get_enum(value, &symbol);
-				name = symbol < 0 ||
-					symbol >= avro_schema_enum_number_of_symbols(avro_value_get_schema(value)) ?
-					NULL : avro_schema_enum_get(avro_value_get_schema(value), symbol);
-				if (name == NULL)
-				{
-					snprintf(err, errlen, "enum symbol %d is not in the schema", symbol);
+				if (i > 0)
+					avro_json_put(r->out, ",", 1);
+				avro_json_string(r->out, node->labels[i], strlen(node->labels[i]));
+				avro_json_put(r->out, ":", 1);
+				if (avro_json_write(r, node->children[i], depth + 1) != 0)
 					return -1;
-				}
-				avro_json_string(buf, name, strlen(name));
-				break;
 			}
-		case AVRO_ARRAY:
-		case AVRO_MAP:
+			avro_json_put(r->out, "}", 1);
+			break;
+		case AVRO_TREE_UNION:
+			if (avro_json_read_long(r, &l) != 0)
+				return -1;
+			if (l < 0 || l >= node->n)
 			{
-				int			is_map = avro_value_get_type(value) == AVRO_MAP;
-				json_t	   *inner = json_object_get(node, is_map ? "values" : "items");
-
-				avro_value_get_size(value, &n);
-				avro_json_put(buf, is_map ? "{" : "[", 1);
-				for (i = 0; i < n; i++)
-				{
-					avro_value_t elem;
-					const char *key = NULL;
-
-					if (avro_value_get_by_index(value, i, &elem, &key) != 0)
-					{
-						snprintf(err, errlen, "%s", avro_strerror());
-						return -1;
-					}
-					if (i > 0)
-						avro_json_put(buf, ",", 1);
-					if (is_map)
-					{
-						avro_json_string(buf, key ? key : "", key ? strlen(key) : 0);
-						avro_json_put(buf, ":", 1);
-					}
-					if (avro_json_write(s, &elem, inner, buf, depth + 1, err, errlen) != 0)
-						return -1;
-				}
-				avro_json_put(buf, is_map ? "}" : "]", 1);
-				break;
+				snprintf(r->err, r->errlen, "union branch %" PRId64 " is not in the schema", l);
+				return -1;
 			}
-		case AVRO_RECORD:
-			{
-				json_t	   *fields = json_object_get(node, "fields");
-
-				avro_value_get_size(value, &n);
-				avro_json_put(buf, "{", 1);
-				for (i = 0; i < n; i++)
-				{
-					avro_value_t field;
-					const char *name = NULL;
-
-					if (avro_value_get_by_index(value, i, &field, &name) != 0)
-					{
-						snprintf(err, errlen, "%s", avro_strerror());
-						return -1;
-					}
-					if (i > 0)
-						avro_json_put(buf, ",", 1);
-					avro_json_string(buf, name ? name : "", name ? strlen(name) : 0);
-					avro_json_put(buf, ":", 1);
-					if (avro_json_write(s, &field,
-										json_object_get(json_array_get(fields, i), "type"),
-										buf, depth + 1, err, errlen) != 0)
-						return -1;
-				}
-				avro_json_put(buf, "}", 1);
-				break;
-			}
-		case AVRO_UNION:
-			{
-				int			branch_index = 0;
-				avro_value_t branch;
-
-				if (avro_value_get_discriminant(value, &branch_index) != 0 ||
-					avro_value_get_current_branch(value, &branch) != 0)
-				{
-					snprintf(err, errlen, "%s", avro_strerror());
-					return -1;
-				}
-				return avro_json_write(s, &branch,
-									   json_is_array(node) ?
-									   json_array_get(node, branch_index) : NULL,
-									   buf, depth + 1, err, errlen);
-			}
-		default:
-			snprintf(err, errlen, "Avro type %d is not supported", (int) avro_value_get_type(value));
-			return -1;
+			return avro_json_write(r, node->children[l], depth + 1);
 	}
+	if (r->out->failed || r->out->too_large)
+		return avro_json_stopped(r);
 	return 0;
 }
 
 /*
  * avro_json_compile
  *		A writer schema, ready to decode with: NULL with err filled when
- *		the text is not an Avro schema avro-c accepts.
+ *		the text is not an Avro schema avro-c accepts, or its names do not
+ *		resolve.
  */
 avro_json_schema *
 avro_json_compile(const char *text, size_t len, char *err, size_t errlen)
 {
 	avro_json_schema *s = calloc(1, sizeof(*s));
+	avro_schema_t checked;
 	json_error_t jerr;
+	json_t	   *json;
+	char		why[400];
 
 	if (s == NULL)
 	{
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (avro_schema_from_json_length(text, len, &s->avro) != 0)
+	if (avro_schema_from_json_length(text, len, &checked) != 0)
 	{
 		snprintf(err, errlen, "not an Avro schema avro-c accepts: %s", avro_strerror());
 		free(s);
 		return NULL;
 	}
-	s->json = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
-	if (s->json == NULL || avro_json_collect(s, s->json, NULL) != 0)
+	avro_schema_decref(checked);
+	json = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+	if (json == NULL)
 	{
-		snprintf(err, errlen, "the schema's JSON could not be read: %s",
-				 s->json ? "out of memory" : jerr.text);
-		avro_json_free(s);
+		snprintf(err, errlen, "the schema's JSON could not be read: %s", jerr.text);
+		free(s);
+		return NULL;
+	}
+	s->tree = avro_tree_build(json, why, sizeof(why));
+	json_decref(json);
+	if (s->tree == NULL)
+	{
+		snprintf(err, errlen, "the schema could not be read: %s", why);
+		free(s);
 		return NULL;
 	}
 	return s;
@@ -856,17 +892,9 @@ avro_json_compile(const char *text, size_t len, char *err, size_t errlen)
 void
 avro_json_free(avro_json_schema *s)
 {
-	int			i;
-
 	if (s == NULL)
 		return;
-	if (s->avro)
-		avro_schema_decref(s->avro);
-	if (s->json)
-		json_decref(s->json);
-	for (i = 0; i < s->nnames; i++)
-		free(s->names[i].name);
-	free(s->names);
+	avro_tree_free(s->tree);
 	free(s);
 }
 
@@ -874,49 +902,30 @@ avro_json_free(avro_json_schema *s)
  * avro_json_decode
  *		Decode one Avro value (data, len: the payload after the frame) with
  *		its writer schema and append it to out as JSON.  0 on success; -1
- *		with err filled when the bytes do not match the schema, or bytes
- *		are left after the value.
+ *		with err filled when the bytes do not match the schema, bytes are
+ *		left after the value, or the value passes a bound (the header's
+ *		AVRO_JSON_MAX_*); out's text is then incomplete.
  */
 int
 avro_json_decode(const avro_json_schema *s, const void *data, size_t len,
 				 avro_json_buf *out, char *err, size_t errlen)
 {
-	avro_value_iface_t *iface;
-	avro_value_t value;
-	avro_reader_t reader;
-	char		extra;
-	int			rc = -1;
+	avro_json_reader r;
+	int			rc;
 
-	iface = avro_generic_class_from_schema(s->avro);
-	if (iface == NULL)
+	r.start = r.p = data;
+	r.end = r.start + len;
+	r.out = out;
+	r.err = err;
+	r.errlen = errlen;
+	out->limit = out->len + AVRO_JSON_MAX_BYTES;
+	out->too_large = 0;
+	rc = avro_json_write(&r, avro_tree_root(s->tree), 0);
+	if (rc == 0 && r.p != r.end)
 	{
-		snprintf(err, errlen, "avro-c: %s", avro_strerror());
-		return -1;
-	}
-	if (avro_generic_value_new(iface, &value) != 0)
-	{
-		snprintf(err, errlen, "avro-c: %s", avro_strerror());
-		avro_value_iface_decref(iface);
-		return -1;
-	}
-	reader = avro_reader_memory(data, (int64_t) len);
-	avro_alloc_read_begin(len);
-	if (reader == NULL)
-		snprintf(err, errlen, "out of memory");
-	else if (avro_value_read(reader, &value) != 0)
-		snprintf(err, errlen, "the Avro bytes do not match the schema: %s", avro_strerror());
-	else if (avro_read(reader, &extra, 1) == 0)
 		snprintf(err, errlen, "bytes are left after the Avro value");
-	else if (avro_json_write(s, &value, s->json, out, 0, err, errlen) != 0)
-		;
-	else if (out->failed)
-		snprintf(err, errlen, "out of memory");
-	else
-		rc = 0;
-	if (reader)
-		avro_reader_free(reader);
-	avro_value_decref(&value);
-	avro_alloc_read_end();
-	avro_value_iface_decref(iface);
+		rc = -1;
+	}
+	out->limit = 0;
 	return rc;
 }

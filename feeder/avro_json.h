@@ -2,7 +2,8 @@
  *
  * avro_json.h
  *	  Avro binary to JSON text, by the documented mapping (docs/feeder.md,
- *	  "Schema Registry topics"), with avro-c.
+ *	  "Schema Registry topics"), read by our own reader of the binary
+ *	  encoding, bounded in depth, size and work.
  *
  * A compiled schema is immutable once made: several lanes' threads may
  * decode with it at once.
@@ -14,6 +15,16 @@
 
 #include <stddef.h>
 
+/*
+ * The bounds of one decoded value, documented in docs/feeder.md: a value
+ * past one of them is refused (its message quarantined with the reason),
+ * never half decoded.
+ */
+#define AVRO_JSON_MAX_BYTES (16 * 1024 * 1024)	/* the decoded JSON */
+#define AVRO_JSON_MAX_DEPTH 256 /* nested records, arrays, maps, unions */
+#define AVRO_JSON_MAX_DECIMAL_BYTES 1024	/* a decimal's significant
+											 * bytes: 2,466 digits at most */
+
 /* A growable text buffer: the decoded JSON. */
 typedef struct avro_json_buf
 {
@@ -21,6 +32,8 @@ typedef struct avro_json_buf
 	size_t		len;
 	size_t		cap;
 	int			failed;			/* out of memory: the text is incomplete */
+	size_t		limit;			/* while decoding: len may not pass it */
+	int			too_large;		/* it would have: the text is incomplete */
 } avro_json_buf;
 
 typedef struct avro_json_schema avro_json_schema;

@@ -43,6 +43,7 @@
 
 #include <libpq-fe.h>
 
+#include "batch_memo.h"
 #include "confluent.h"
 #include "db.h"
 #include "db_int.h"
@@ -154,6 +155,7 @@ struct db_conn
 	int			outbox;			/* the outbox form: the three below */
 	registry   *registry;		/* the Schema Registry form; NULL: not */
 	avro_json_buf decoded;		/* one value's JSON, reused */
+	batch_memo	encoded;		/* the batch the arrays hold (registry form) */
 	char	   *envelope;
 	char	   *event_type;		/* NULL: no type selection */
 	char	   *type_header;
@@ -1262,7 +1264,25 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		return err->cls;
 	}
 
-	n = db_reserve(db, b->count) != 0 ? -1 : db_build_params(db, b, err);
+	/* a retry of the same batch sends the arrays again: decoded once */
+	if (db->registry && batch_memo_same(&db->encoded, b))
+	{
+		log_line	line;
+
+		n = b->count;
+		log_begin(&line, LOG_DEBUG, "batch_resent");
+		log_kv_int(&line, "messages", n);
+		log_kv_int(&line, "session", db->index);
+		log_kv_str(&line, "reason", "the batch is retried unchanged: sent as encoded, its values not decoded again");
+		log_end(&line);
+	}
+	else
+	{
+		batch_memo_forget(&db->encoded);
+		n = db_reserve(db, b->count) != 0 ? -1 : db_build_params(db, b, err);
+		if (n >= 0 && db->registry)
+			batch_memo_remember(&db->encoded, b);
+	}
 	if (n == -2)
 		return err->cls;		/* the Schema Registry failed; nothing sent */
 	if (n < 0)
@@ -1612,6 +1632,7 @@ db_free(db_conn *db)
 	for (i = 0; i < DB_FRAMED_NARRAYS; i++)
 		pgarray_free(&db->arrays[i]);
 	avro_json_buf_free(&db->decoded);
+	batch_memo_free(&db->encoded);
 	free(db->envelope);
 	free(db->event_type);
 	free(db->type_header);

@@ -5,7 +5,7 @@
  *	  fuzz`): Confluent-framed Avro and JSON Schema values, made by
  *	  Confluent's own serializers (test/fuzz/corpus-framed), cut short,
  *	  extended and mutated, through the feeder's decoder (confluent.c,
- *	  avro_json.c, avro-c), with the registry served from the corpus's
+ *	  avro_json.c, avro_tree.c), with the registry served from the corpus's
  *	  schema files instead of HTTP.
  *
  * Usage: fuzz_confluent [--seed N] [--budget N] [--out DIR] CORPUS_DIR

@@ -286,6 +286,380 @@ test_mutations(void **state)
 	free(copy);
 }
 
+/*
+ * decode_text
+ *		Compile schema, decode len bytes of data with it: the return code,
+ *		the JSON in *json (malloc'd, "" when refused) and the reason in err.
+ */
+static int
+decode_text(const char *schema, const void *data, size_t len, char **json,
+			char *err, size_t errlen)
+{
+	avro_json_buf out = {0};
+	avro_json_schema *s;
+	int			rc;
+
+	avro_json_init();
+	s = avro_json_compile(schema, strlen(schema), err, errlen);
+	if (s == NULL)
+		fail_msg("schema refused: %s", err);
+	err[0] = '\0';
+	rc = avro_json_decode(s, data, len, &out, err, errlen);
+	*json = strdup(rc == 0 && out.data ? out.data : "");
+	avro_json_free(s);
+	avro_json_buf_free(&out);
+	return rc;
+}
+
+/*
+ * test_recursive_depth_bounded
+ *		A recursive record nested 30,000 deep (a linked list: 0x02 picks
+ *		the union's record branch) is refused with a reason before any
+ *		reader recurses that far: avro-c's recursive reader once ran out of
+ *		stack on it (SIGSEGV), a crash loop on one message.  The same
+ *		schema three deep decodes.
+ */
+static void
+test_recursive_depth_bounded(void **state)
+{
+	static const char schema[] =
+		"{\"type\":\"record\",\"name\":\"LL\",\"fields\":[{\"name\":\"next\",\"type\":[\"null\",\"LL\"]}]}";
+	size_t		n = 30000;
+	unsigned char *deep = malloc(n + 1);
+	char		err[512];
+	char	   *json;
+
+	(void) state;
+	memset(deep, 0x02, n);
+	deep[n] = 0x00;
+	assert_int_equal(decode_text(schema, deep, n + 1, &json, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "deeper than"));
+	free(json);
+	assert_int_equal(decode_text(schema, "\x02\x02\x00", 3, &json, err, sizeof(err)), 0);
+	assert_string_equal(json, "{\"next\":{\"next\":{\"next\":null}}}");
+	free(json);
+	/* a record that contains itself without a union never ends: refused */
+	assert_int_equal(decode_text("{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"r\",\"type\":\"R\"}]}",
+								 "", 0, &json, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "deeper than"));
+	free(json);
+	free(deep);
+}
+
+/*
+ * varint
+ *		Append v zigzag-encoded as an Avro long; the new end.
+ */
+static unsigned char *
+varint(unsigned char *p, int64_t v)
+{
+	uint64_t	z = ((uint64_t) v << 1) ^ (uint64_t) (v >> 63);
+
+	while (z >= 0x80)
+	{
+		*p++ = (unsigned char) (z | 0x80);
+		z >>= 7;
+	}
+	*p++ = (unsigned char) z;
+	return p;
+}
+
+/*
+ * test_output_bounded
+ *		Arrays of arrays of nulls: 1,603 bytes that expand to 40 MB of JSON
+ *		(avro-c's reader decoded them, its allocations each within bounds)
+ *		are refused once the JSON passes AVRO_JSON_MAX_BYTES, the buffer
+ *		never larger than that.
+ */
+static void
+test_output_bounded(void **state)
+{
+	static const char schema[] =
+		"{\"type\":\"array\",\"items\":{\"type\":\"array\",\"items\":\"null\"}}";
+	unsigned char value[2048],
+			   *p = value;
+	avro_json_buf out = {0};
+	avro_json_schema *s;
+	char		err[512];
+	int			i;
+
+	(void) state;
+	avro_json_init();
+	s = avro_json_compile(schema, sizeof(schema) - 1, err, sizeof(err));
+	assert_non_null(s);
+	p = varint(p, 400);			/* 400 inner arrays ... */
+	for (i = 0; i < 400; i++)
+	{
+		p = varint(p, 20000);	/* ... of 20,000 nulls each: 40 MB */
+		p = varint(p, 0);
+	}
+	p = varint(p, 0);
+	assert_true((size_t) (p - value) < 2000);
+	assert_int_equal(avro_json_decode(s, value, (size_t) (p - value), &out,
+									  err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "larger than"));
+	assert_true(out.cap <= (size_t) AVRO_JSON_MAX_BYTES + 1);
+	/* the buffer is usable again for the next message */
+	avro_json_buf_reset(&out);
+	assert_int_equal(avro_json_decode(s, "\x02\x04\x00\x00", 4, &out, err, sizeof(err)), 0);
+	assert_string_equal(out.data, "[[null,null]]");
+	avro_json_free(s);
+	avro_json_buf_free(&out);
+}
+
+/*
+ * naive_decimal
+ *		The decimal string of big-endian two's complement bytes with scale
+ *		digits after the point, by byte-wise long division: the oracle of
+ *		test_decimal_exact (slow, plainly right).
+ */
+static char *
+naive_decimal(const unsigned char *p, size_t n, int scale)
+{
+	unsigned char *mag = malloc(n + 1);
+	char	   *digits = malloc(n * 3 + scale + 8),
+			   *res = malloc(n * 3 + scale + 8);
+	size_t		nd = 0,
+				i,
+				k = 0;
+	int			neg = n > 0 && (p[0] & 0x80);
+
+	memcpy(mag, p, n);
+	if (neg)
+	{
+		int			carry = 1;
+
+		for (i = n; i-- > 0;)
+		{
+			int			v = (unsigned char) ~mag[i] + carry;
+
+			mag[i] = (unsigned char) v;
+			carry = v >> 8;
+		}
+	}
+	for (;;)
+	{
+		int			rem = 0,
+					nz = 0;
+
+		for (i = 0; i < n; i++)
+		{
+			int			v = rem * 256 + mag[i];
+
+			mag[i] = (unsigned char) (v / 10);
+			rem = v % 10;
+			nz |= mag[i];
+		}
+		digits[nd++] = (char) ('0' + rem);
+		if (!nz)
+			break;
+	}
+	while (nd < (size_t) scale + 1)
+		digits[nd++] = '0';
+	if (neg)
+		res[k++] = '-';
+	for (i = nd; i-- > 0;)
+	{
+		res[k++] = digits[i];
+		if (i == (size_t) scale && scale > 0)
+			res[k++] = '.';
+	}
+	res[k] = '\0';
+	free(mag);
+	free(digits);
+	return res;
+}
+
+/*
+ * test_decimal_exact
+ *		Decimals of random bytes (1 to AVRO_JSON_MAX_DECIMAL_BYTES long,
+ *		sign-extended or not) and scales come out as the plain long
+ *		division says.
+ */
+static void
+test_decimal_exact(void **state)
+{
+	char		schema[160];
+	unsigned char *value = malloc(AVRO_JSON_MAX_DECIMAL_BYTES + 16);
+	unsigned char *p;
+	uint64_t	rng = 42;
+	int			round;
+
+	(void) state;
+	for (round = 0; round < 300; round++)
+	{
+		size_t		n = round < 20 ? (size_t) round :
+			round < 40 ? AVRO_JSON_MAX_DECIMAL_BYTES - (size_t) (round - 20) :
+			1 + (size_t) (rng % AVRO_JSON_MAX_DECIMAL_BYTES);
+		int			scale = (int) (rng % 40);
+		char	   *want,
+				   *json;
+		char		err[512];
+		size_t		i;
+
+		snprintf(schema, sizeof(schema),
+				 "{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":4000,\"scale\":%d}", scale);
+		p = varint(value, (int64_t) n);
+		for (i = 0; i < n; i++)
+		{
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			p[i] = (unsigned char) (rng >> 56);
+		}
+		if (n > 2 && round % 3 == 0)
+			p[0] = p[1] = (p[2] & 0x80) ? 0xff : 0x00;	/* sign extension */
+		want = naive_decimal(p, n, scale);
+		assert_int_equal(decode_text(schema, value, (size_t) (p - value) + n,
+									 &json, err, sizeof(err)), 0);
+		assert_string_equal(json, want);
+		free(json);
+		free(want);
+	}
+	free(value);
+}
+
+/*
+ * test_decimal_bounded
+ *		A decimal whose unscaled value has more than
+ *		AVRO_JSON_MAX_DECIMAL_BYTES significant bytes is refused with a
+ *		reason (it once took 1.6 s for 16 KB, quadratic), while the same
+ *		count of bytes that only sign-extend a small number decodes.
+ */
+static void
+test_decimal_bounded(void **state)
+{
+	static const char schema[] =
+		"{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":40,\"scale\":2}";
+	size_t		n = 16384;
+	unsigned char *value = malloc(n + 8),
+			   *p;
+	char		err[512];
+	char	   *json;
+
+	(void) state;
+	p = varint(value, (int64_t) n);
+	memset(p, 0x55, n);
+	assert_int_equal(decode_text(schema, value, (size_t) (p - value) + n,
+								 &json, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "decimal"));
+	assert_non_null(strstr(err, "bytes"));
+	free(json);
+	memset(p, 0xff, n);			/* -1, written long */
+	p[n - 1] = 0x9c;			/* -100 */
+	assert_int_equal(decode_text(schema, value, (size_t) (p - value) + n,
+								 &json, err, sizeof(err)), 0);
+	assert_string_equal(json, "-1.00");
+	free(json);
+	free(value);
+}
+
+/*
+ * test_names_by_full_name
+ *		Named types resolve by full name, as the Avro specification says: a
+ *		short name in the enclosing namespace first, then in no namespace;
+ *		a dotted name as it is.  a.Money (fixed, no logical type) and
+ *		b.Money (a decimal of scale 4) share a short name; so do audit.Meta
+ *		(a plain long) and shop.Meta (timestamp-millis).  Matching short
+ *		names once gave b.Money's 0x0064 as a.Money's base64 and shop.Meta
+ *		as audit.Meta's plain number.
+ */
+static void
+test_names_by_full_name(void **state)
+{
+	static const char schema[] =
+		"{\"type\":\"record\",\"name\":\"Order\",\"namespace\":\"a\",\"fields\":["
+		"{\"name\":\"m1\",\"type\":{\"type\":\"fixed\",\"name\":\"Money\",\"size\":2}},"
+		"{\"name\":\"audit\",\"type\":{\"type\":\"record\",\"name\":\"audit.Meta\",\"fields\":["
+		"  {\"name\":\"at\",\"type\":\"long\"}]}},"
+		"{\"name\":\"inner\",\"type\":{\"type\":\"record\",\"name\":\"Inner\",\"namespace\":\"b\",\"fields\":["
+		"  {\"name\":\"m2\",\"type\":{\"type\":\"fixed\",\"name\":\"Money\",\"size\":2,"
+		"     \"logicalType\":\"decimal\",\"precision\":4,\"scale\":4}},"
+		"  {\"name\":\"m3\",\"type\":\"Money\"},"
+		"  {\"name\":\"shop\",\"type\":{\"type\":\"record\",\"name\":\"Meta\",\"namespace\":\"shop\",\"fields\":["
+		"    {\"name\":\"at\",\"type\":{\"type\":\"long\",\"logicalType\":\"timestamp-millis\"}}]}},"
+		"  {\"name\":\"m6\",\"type\":[\"null\",\"Money\"]}]}},"
+		"{\"name\":\"m4\",\"type\":\"b.Money\"},"
+		"{\"name\":\"m5\",\"type\":\"Money\"},"
+		"{\"name\":\"meta1\",\"type\":\"shop.Meta\"},"
+		"{\"name\":\"meta2\",\"type\":\"audit.Meta\"},"
+		"{\"name\":\"top\",\"type\":{\"type\":\"record\",\"name\":\"Top\",\"namespace\":\"\",\"fields\":["
+		"  {\"name\":\"m7\",\"type\":\"b.Money\"}]}}]}";
+	unsigned char value[64],
+			   *p = value;
+	char		err[512];
+	char	   *json;
+	int			i;
+
+	(void) state;
+	*p++ = 0x00;				/* m1: a.Money, 0x0064 */
+	*p++ = 0x64;
+	p = varint(p, 5);			/* audit.at */
+	for (i = 0; i < 2; i++)		/* inner.m2, inner.m3: b.Money */
+	{
+		*p++ = 0x00;
+		*p++ = 0x64;
+	}
+	p = varint(p, 86400000);	/* inner.shop.at */
+	p = varint(p, 1);			/* inner.m6: the b.Money branch */
+	*p++ = 0x00;
+	*p++ = 0x64;
+	*p++ = 0x00;				/* m4: b.Money */
+	*p++ = 0x64;
+	*p++ = 0x00;				/* m5: a.Money */
+	*p++ = 0x64;
+	p = varint(p, 86400000);	/* meta1: shop.Meta */
+	p = varint(p, 86400000);	/* meta2: audit.Meta */
+	*p++ = 0x00;				/* top.m7: b.Money */
+	*p++ = 0x64;
+	assert_int_equal(decode_text(schema, value, (size_t) (p - value), &json,
+								 err, sizeof(err)), 0);
+	assert_string_equal(json,
+						"{\"m1\":\"AGQ=\",\"audit\":{\"at\":5},"
+						"\"inner\":{\"m2\":0.0100,\"m3\":0.0100,"
+						"\"shop\":{\"at\":\"1970-01-02T00:00:00.000000Z\"},\"m6\":0.0100},"
+						"\"m4\":0.0100,\"m5\":\"AGQ=\","
+						"\"meta1\":{\"at\":\"1970-01-02T00:00:00.000000Z\"},"
+						"\"meta2\":{\"at\":86400000},\"top\":{\"m7\":0.0100}}");
+	free(json);
+}
+
+/*
+ * test_names_confluents_bytes
+ *		Named types resolved as Confluent's own AvroSerializer resolved them
+ *		(tests/fixtures/avro-names.*, test/fuzz/corpus-framed/7-namespaces:
+ *		a.Money a fixed of 3 bytes, b.Money a decimal in 2, so a reference
+ *		resolved to the wrong one leaves bytes over or runs out; shop.Meta a
+ *		timestamp, audit.Meta a string; a recursive b.Node referring to
+ *		shop.Meta).  Short names once gave m3 and m6 as a.Money's base64.
+ */
+static void
+test_names_confluents_bytes(void **state)
+{
+	size_t		slen,
+				blen,
+				jlen;
+	char	   *schema = slurp(FIXTURES "avro-names.avsc", &slen);
+	char	   *framed = slurp(FIXTURES "avro-names.bin", &blen);
+	char	   *want = slurp(FIXTURES "avro-names.json", &jlen);
+	char		err[512];
+	avro_json_buf out = {0};
+	avro_json_schema *s;
+
+	(void) state;
+	avro_json_init();
+	s = avro_json_compile(schema, slen, err, sizeof(err));
+	assert_non_null(s);
+	assert_int_equal(avro_json_decode(s, framed + 5, blen - 5, &out, err, sizeof(err)), 0);
+	assert_string_equal(out.data, want);
+	assert_non_null(strstr(out.data, "\"m3\":0.0100,"));
+	assert_non_null(strstr(out.data, "\"m6\":-0.0100,"));
+	assert_non_null(strstr(out.data, "\"meta1\":{\"at\":\"1970-01-02T00:00:00.001000Z\"},\"meta2\":{\"at\":\"y\"}"));
+	avro_json_free(s);
+	avro_json_buf_free(&out);
+	free(schema);
+	free(framed);
+	free(want);
+}
+
 int
 main(void)
 {
@@ -298,6 +672,12 @@ main(void)
 		cmocka_unit_test(test_not_an_avro_schema),
 		cmocka_unit_test(test_bad_enum_and_garbage),
 		cmocka_unit_test(test_decimal_short),
+		cmocka_unit_test(test_recursive_depth_bounded),
+		cmocka_unit_test(test_output_bounded),
+		cmocka_unit_test(test_decimal_exact),
+		cmocka_unit_test(test_decimal_bounded),
+		cmocka_unit_test(test_names_by_full_name),
+		cmocka_unit_test(test_names_confluents_bytes),
 	};
 
 	return cmocka_run_group_tests_name("avro_json", tests, NULL, NULL);

@@ -57,11 +57,11 @@ SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
 	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
-plan 60
+plan 68
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 sr_start "$E2E_TMP" "$SR_AUTH" || bail "could not start the stand-in Schema Registry"
-kafka_start 1 "sr.orders:1" "sr.later:1" "sr.tls:1" "sr.header:1" "outbox.event.Order:1" || bail "could not start the development Kafka"
+kafka_start 1 "sr.orders:1" "sr.later:1" "sr.tls:1" "sr.header:1" "outbox.event.Order:1" "sr.hostile:1" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
 sql "GRANT EXECUTE ON FUNCTION $FRAMED_FUNCTION TO \"$E2E_ROLE\"" >/dev/null
 
@@ -216,6 +216,45 @@ check "the feeder's log holds no credentials" log_has_no "${SR_AUTH#*:}" sr
 feeder_stop sr
 is "$?" 0 "SIGTERM: the feeder exits 0"
 
+# ---------------------------------------------------------------- 1b. hostile values
+
+# A producer's few bytes must neither stop nor bloat the feeder: a recursive
+# schema's value nested 30,000 deep (it crashed avro-c's recursive reader),
+# 1,608 bytes of arrays of arrays of nulls (40 MB of JSON); each is
+# quarantined with its reason, and the order after them is stored.
+E2E_TOPIC=sr.hostile
+: >"$E2E_MANIFEST"
+cat >"$E2E_TMP/spec-hostile.json" <<-JSON
+	[{"name": "h01", "subject": "sr.hostile.ll-value", "type": "AVRO",
+	  "schema": {"type": "record", "name": "LL", "fields": [{"name": "next", "type": ["null", "LL"]}]},
+	  "value": {"next": {"next": null}}},
+	 {"name": "h02", "subject": "sr.hostile.nulls-value", "type": "AVRO",
+	  "schema": {"type": "array", "items": {"type": "array", "items": "null"}}, "value": [[null]]},
+	 {"name": "h03", "subject": "sr.hostile-value", "type": "AVRO", "schema": $AVRO_V1, "value": $(avro_value 621 SR-621)}]
+JSON
+sr_produce "$E2E_TMP/spec-hostile.json" "$M" >"$E2E_TMP/ids-hostile" || bail "could not frame the hostile schemas' messages"
+perl -e 'print pack("CN", 0, $ARGV[0]), "\x02" x 30000, "\x00"' "$(sr_id h01 "$E2E_TMP/ids-hostile")" >"$M/deep.bin"
+perl -e 'print pack("CN", 0, $ARGV[0]), "\xa0\x06", "\xc0\xb8\x02\x00" x 400, "\x00"' \
+	"$(sr_id h02 "$E2E_TMP/ids-hostile")" >"$M/bomb.bin"
+msg_file 0 deep reject - - 22P03 "$M/deep.bin"
+msg_file 0 bomb reject - - 22P03 "$M/bomb.bin"
+msg_file 0 h03 insert 621 SR-621 - "$M/h03.bin"
+feeder_start hostile "$E2E_TOPIC" e2e-29-hostile --schema-registry "$SR_URL" "${FEEDER_ARGS[@]}"
+check "hostile values: the group is caught up within 60 s, the feeder still running" \
+	eval 'kafka_wait_caught_up e2e-29-hostile "$E2E_TOPIC" 60 && feeder_alive hostile'
+is "$(sql "SELECT string_agg(external_reference, ' ') FROM received_orders.received_orders WHERE order_id = '$(uid 621)'")
+$(sql "SELECT string_agg(convert_from(kafka_key, 'UTF8'), ' ' ORDER BY kafka_offset) FROM received_orders.received_orders_quarantine
+        WHERE kafka_topic = 'sr.hostile'")" "SR-621
+deep bomb" "the order after them is stored; each of them is quarantined once"
+is "$(sql "SELECT reason FROM received_orders.received_orders_quarantine WHERE kafka_key = 'deep'")" \
+	"schema id $(sr_id h01 "$E2E_TMP/ids-hostile") (Avro): the value nests deeper than 256 levels" \
+	"a value nested 30,000 deep: quarantined, the reason naming the bound"
+is "$(sql "SELECT reason FROM received_orders.received_orders_quarantine WHERE kafka_key = 'bomb'")" \
+	"schema id $(sr_id h02 "$E2E_TMP/ids-hostile") (Avro): the decoded JSON would be larger than 16 MiB, the most a value may decode into" \
+	"1,608 bytes that expand to 40 MB of JSON: quarantined, the reason naming the bound"
+feeder_stop hostile
+is "$?" 0 "SIGTERM: the feeder exits 0"
+
 # ---------------------------------------------------------------- 2. the registry failing
 
 E2E_TOPIC=sr.later
@@ -255,6 +294,34 @@ check "nothing acknowledged by that group meanwhile" \
 sr_mode ok
 check "the registry fast again: the group catches up within 60 s" kafka_wait_caught_up e2e-29-slow "$E2E_TOPIC" 60
 feeder_stop slow
+
+# a batch that fails on a transient database error is sent again as it was
+# encoded, its Avro values not decoded again: a DBA's trigger answers 40001
+# to the first two attempts (a sequence, which a rollback does not undo)
+cat >"$E2E_TMP/spec-retry.json" <<-JSON
+	[{"name": "r01", "subject": "sr.later-value", "type": "AVRO", "schema": $AVRO_V2, "value": $(avro_value 611 SR-611 3)},
+	 {"name": "r02", "subject": "sr.later-value", "type": "AVRO", "schema": $AVRO_V1, "value": $(avro_value 612 SR-612)}]
+JSON
+sr_produce "$E2E_TMP/spec-retry.json" "$M" >/dev/null || bail "could not frame the retry's messages"
+kafka_produce_file "$E2E_TOPIC" 0 r01 "$M/r01.bin"
+kafka_produce_file "$E2E_TOPIC" 0 r02 "$M/r02.bin"
+sql "CREATE SEQUENCE public.e2e29_attempts;
+     CREATE FUNCTION public.e2e29_fail_twice() RETURNS trigger LANGUAGE plpgsql AS
+       \$\$BEGIN IF nextval('public.e2e29_attempts') <= 2 THEN
+         RAISE EXCEPTION 'e2e 29: a transient failure' USING ERRCODE = '40001'; END IF;
+         RETURN NEW; END\$\$;
+     CREATE TRIGGER e2e29_fail_twice BEFORE INSERT ON received_orders.received_orders
+       FOR EACH ROW EXECUTE FUNCTION public.e2e29_fail_twice()" >/dev/null
+feeder_start retry "$E2E_TOPIC" e2e-29-retry --schema-registry "$SR_URL" "${FEEDER_ARGS[@]}" --log-level debug
+check "a transient database error (40001) twice: the batch is retried, then caught up within 60 s" \
+	kafka_wait_caught_up e2e-29-retry "$E2E_TOPIC" 60
+is "$(grep -c 'event=batch_failed .*40001' "$E2E_TMP/retry.log") $(grep -c 'event=batch_resent' "$E2E_TMP/retry.log")" "2 2" \
+	"both retries sent the batch as encoded (event=batch_resent), decoded once"
+is "$(sql "SELECT string_agg(payload->>'externalReference' || ' ' || coalesce(payload->>'priority', '-') || ' ' || (payload->>'amount'), ', ' ORDER BY order_id)
+             FROM received_orders.received_orders WHERE order_id IN ('$(uid 611)', '$(uid 612)')")" \
+	"SR-611 3 12.34, SR-612 - 12.34" "the orders of the batch sent again are stored from its decoded values"
+sql "DROP TRIGGER e2e29_fail_twice ON received_orders.received_orders" >/dev/null
+feeder_stop retry
 
 # ---------------------------------------------------------------- 3. wrong credentials
 

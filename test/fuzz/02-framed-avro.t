@@ -1,11 +1,12 @@
 #!/bin/bash
 # test/fuzz/02-framed-avro.t — the fuzzer of framed values
 # (feeder/tests/fuzz_confluent): values framed by Confluent's own
-# serializers (test/fuzz/corpus-framed: Avro under five schemas — every type
+# serializers (test/fuzz/corpus-framed: Avro under six schemas — every type
 # and logical type of the mapping, two versions of an order, a recursive
-# record with maps, unions and fixed, a bare string — and a JSON Schema
+# record with maps, unions and fixed, a bare string, named types that share
+# a short name across namespaces — and a JSON Schema
 # value, with the schemas the registry served for their ids) through the
-# feeder's decoder (confluent.c, avro_json.c, avro-c), the registry served
+# feeder's decoder (confluent.c, avro_json.c, avro_tree.c), the registry served
 # from the corpus.  Every seed decodes; every strict prefix of an Avro seed
 # and every Avro seed with bytes appended is rejected; whatever the
 # mutations decode into is JSON by RFC 8259's grammar; no registry status
