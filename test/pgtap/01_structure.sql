@@ -14,8 +14,8 @@ SELECT plan(76);
 SELECT has_extension('received_orders', 'extension received_orders is installed');
 SELECT is(
 	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
-	'1.2',
-	'extension version is 1.2');
+	'1.3',
+	'extension version is 1.3');
 SELECT is(
 	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
 	(SELECT default_version FROM pg_catalog.pg_available_extensions WHERE name = 'received_orders'),
@@ -31,11 +31,12 @@ SELECT is(
 SELECT has_schema('received_orders', 'schema received_orders exists');
 SELECT tables_are('received_orders',
 	ARRAY['received_orders', 'received_orders_quarantine', 'received_orders_positions',
-	      'received_orders_consumer_groups', 'received_orders_feeders', 'received_orders_replays']::name[],
-	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups, received_orders_feeders, received_orders_replays (1.2, 15_replays_counted.sql)');
+	      'received_orders_consumer_groups', 'received_orders_feeders', 'received_orders_replays',
+	      'received_orders_position_gaps']::name[],
+	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups, received_orders_feeders, received_orders_replays (1.2, 15_replays_counted.sql), received_orders_position_gaps (1.3, 16_position_gaps.sql)');
 SELECT views_are('received_orders',
-	ARRAY['feeders', 'consumer_lag', 'quarantine_summary']::name[],
-	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (1.2, 14_status.sql)');
+	ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'position_gaps']::name[],
+	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (1.2, 14_status.sql), position_gaps (1.3, 16_position_gaps.sql)');
 
 -- Table received_orders ------------------------------------------------------
 
@@ -136,7 +137,8 @@ SELECT ok(
 SELECT is(
 	(SELECT array_agg(p.oid::regprocedure::text ORDER BY p.oid::regprocedure::text)
 	   FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'received_orders'::regnamespace),
-	ARRAY['received_orders.adopt_consumer_position(text,text,integer,bigint)',
+	ARRAY['received_orders.accept_position_gap(text,text,integer)',
+	      'received_orders.adopt_consumer_position(text,text,integer,bigint)',
 	      'received_orders.check_consumer_group(text,text)',
 	      'received_orders.consumer_positions(text)',
 	      'received_orders.consumer_positions(text,text)',
@@ -147,12 +149,13 @@ SELECT is(
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])',
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])',
 	      'received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])',
+	      'received_orders.record_position_gap(text,text,integer,bigint,bigint,boolean)',
 	      'received_orders.replay_quarantined(bigint)',
 	      'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)',
 	      'received_orders.restart_position(text,text,integer,bigint,bigint)',
 	      'received_orders.set_consumer_group_owner(text,name)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the sixteen functions of 1.2 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder)');
+	'schema received_orders holds exactly the sixteen functions of 1.2 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder) and 1.3''s record_position_gap and accept_position_gap');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

@@ -49,8 +49,8 @@ SELECT col_type_is('received_orders', 'received_orders_positions', 'high_waterma
 	'received_orders_positions.high_watermark_at is timestamptz');
 SELECT col_type_is('received_orders', 'received_orders_positions', 'member_id', 'text',
 	'received_orders_positions.member_id is text');
-SELECT views_are('received_orders', ARRAY['feeders', 'consumer_lag', 'quarantine_summary']::name[],
-	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary');
+SELECT views_are('received_orders', ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'position_gaps']::name[],
+	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary and 1.3''s position_gaps (16_position_gaps.sql)');
 SELECT has_function('received_orders', 'report_feeder',
 	ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'text', 'text[]',
 	      'integer[]', 'bigint[]', 'text', 'timestamp with time zone', 'interval', 'interval'],
