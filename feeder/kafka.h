@@ -41,6 +41,8 @@ typedef struct kafka_assigned_partition
 	int			waiting_start;	/* paused, start position not decided yet */
 	int			start_due;		/* waiting_start: may be tried now (not
 								 * in its backoff after a failed start) */
+	int64_t		gap_first;		/* waiting on a position gap from this
+								 * offset (kafka_mark_gap), -1: none */
 	int			slot;			/* its slot, which picks its lane */
 } kafka_assigned_partition;
 /* Lag of one assigned partition (kafka_partition_lags). */
@@ -51,6 +53,7 @@ typedef struct kafka_partition_lag
 	int64_t		lag;			/* -1: not known yet */
 	int64_t		high_watermark; /* librdkafka's cached one; -1: not known */
 	int			waiting_start;	/* paused, its start position not decided */
+	int			waiting_gap;	/* waiting_start on a position gap */
 } kafka_partition_lag;
 
 /* The group's committed offset of one partition (kafka_read_committed). */
@@ -72,6 +75,8 @@ extern int	kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out);
 extern int	kafka_waiting_start(const kafka_consumer *kc);
 extern int	kafka_defer_start(kafka_consumer *kc, const char *topic, int32_t partition,
 							  const backoff_policy *policy, int *delay_ms);
+extern int	kafka_mark_gap(kafka_consumer *kc, const char *topic, int32_t partition,
+						   int64_t first_lost);
 extern int	kafka_start_partition(kafka_consumer *kc, const char *topic,
 								  int32_t partition, int64_t offset);
 extern char *kafka_cluster_id(kafka_consumer *kc);
