@@ -127,24 +127,27 @@ BEGIN
 	END IF;
 	PERFORM received_orders.check_consumer_group(record_position_gap.consumer_group, NULL);
 
-	-- the part of the range accepted gaps already cover
-	LOOP
-		SELECT g.last_lost INTO covered
-		  FROM received_orders.received_orders_position_gaps g
-		 WHERE g.consumer_group OPERATOR(pg_catalog.=) record_position_gap.consumer_group
-		   AND g.kafka_topic OPERATOR(pg_catalog.=) record_position_gap.kafka_topic
-		   AND g.kafka_partition OPERATOR(pg_catalog.=) record_position_gap.kafka_partition
-		   AND g.first_lost OPERATOR(pg_catalog.=) gap_first
-		   AND g.accepted_at IS NOT NULL;
-		EXIT WHEN NOT FOUND;
-		IF covered OPERATOR(pg_catalog.>=) record_position_gap.last_lost THEN
-			RETURN true;
-		END IF;
-		gap_first := covered OPERATOR(pg_catalog.+) 1;
-	END LOOP;
+	-- Three tries: a concurrent first record of the same gap wins the
+	-- insert, a concurrent acceptance takes the open row away; each try
+	-- looks again (READ COMMITTED: each statement sees what committed).
+	FOR attempt IN 1..3 LOOP
+		-- the part of the range accepted gaps already cover
+		gap_first := record_position_gap.first_lost;
+		LOOP
+			SELECT g.last_lost INTO covered
+			  FROM received_orders.received_orders_position_gaps g
+			 WHERE g.consumer_group OPERATOR(pg_catalog.=) record_position_gap.consumer_group
+			   AND g.kafka_topic OPERATOR(pg_catalog.=) record_position_gap.kafka_topic
+			   AND g.kafka_partition OPERATOR(pg_catalog.=) record_position_gap.kafka_partition
+			   AND g.first_lost OPERATOR(pg_catalog.=) gap_first
+			   AND g.accepted_at IS NOT NULL;
+			EXIT WHEN NOT FOUND;
+			IF covered OPERATOR(pg_catalog.>=) record_position_gap.last_lost THEN
+				RETURN true;
+			END IF;
+			gap_first := covered OPERATOR(pg_catalog.+) 1;
+		END LOOP;
 
-	-- two tries: a concurrent first record of the same gap wins the insert
-	FOR attempt IN 1..2 LOOP
 		UPDATE received_orders.received_orders_position_gaps g
 		   SET last_lost = CASE WHEN g.first_lost OPERATOR(pg_catalog.=) gap_first
 		                        THEN pg_catalog.int8larger(g.last_lost, record_position_gap.last_lost)
@@ -160,7 +163,9 @@ BEGIN
 		   AND g.kafka_topic OPERATOR(pg_catalog.=) record_position_gap.kafka_topic
 		   AND g.kafka_partition OPERATOR(pg_catalog.=) record_position_gap.kafka_partition
 		   AND g.accepted_at IS NULL;
-		EXIT WHEN FOUND;
+		IF FOUND THEN
+			RETURN record_position_gap.accept;
+		END IF;
 		INSERT INTO received_orders.received_orders_position_gaps AS g
 			(consumer_group, kafka_topic, kafka_partition, first_lost, last_lost,
 			 detected_by, accepted_by, accepted_at)
@@ -170,9 +175,14 @@ BEGIN
 		        CASE WHEN record_position_gap.accept THEN session_user END,
 		        CASE WHEN record_position_gap.accept THEN pg_catalog.now() END)
 		ON CONFLICT DO NOTHING;
-		EXIT WHEN FOUND;
+		IF FOUND THEN
+			RETURN record_position_gap.accept;
+		END IF;
 	END LOOP;
-	RETURN record_position_gap.accept;
+	RAISE EXCEPTION 'could not record the position gap %/% [%] @% .. @%: concurrent changes',
+		consumer_group, kafka_topic, kafka_partition, first_lost, last_lost
+		USING ERRCODE = 'serialization_failure',
+		      HINT = 'Try again.';
 END
 $$;
 
