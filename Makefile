@@ -31,7 +31,8 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 # Isolation specs for PGXS users (`make installcheck`); `make test` runs every
 # suite, these included, through test/run.
-ISOLATION = concurrent-duplicate-commit concurrent-duplicate-abort opposite-order-batches
+ISOLATION = concurrent-duplicate-commit concurrent-duplicate-abort opposite-order-batches \
+	concurrent-position-gap
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 
 # make deb's work tree and packages

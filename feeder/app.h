@@ -51,7 +51,7 @@ typedef struct feeder_app
 	char		positions_fail_sqlstate[6];	/* SQLSTATE of the last one logged */
 	int64_t		positions_logged_ms;	/* when a failure was last logged */
 	char		kafka_cluster[256];	/* the Kafka cluster id last logged */
-	int			positions_fatal;	/* a position out of range: exit 5 */
+	int			positions_fatal;	/* a position beyond a partition's end: exit 5 */
 	int64_t		next_positions_ms;	/* next idle positions check */
 	int64_t		next_lanes_ms;	/* next look for lanes to open (loop_open_lanes) */
 	int64_t		last_commit_ms; /* when the last batch committed (or start) */

@@ -124,6 +124,9 @@ static const Oid db_framed_param_types[] = {
 #define DB_ADOPT_SQL \
 	"SELECT received_orders.adopt_consumer_position($1, $2, $3::int4, $4::int8)"
 
+#define DB_GAP_SQL \
+	"SELECT received_orders.record_position_gap($1, $2, $3::int4, $4::int8, $5::int8, $6::bool)"
+
 /*
  * The positions, checked on the way: the group must be the feeder's role's
  * (or unclaimed: then it claims it) and of the Kafka cluster it is
@@ -1576,6 +1579,48 @@ db_restart_position(db_conn *db, const char *topic, int32_t partition,
 	res = PQexecParams(db->conn, DB_RESTART_SQL, 5, NULL, params, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		cls = db_fill_error(db->conn, res, "positions", err);
+	PQclear(res);
+	return cls;
+}
+
+/*
+ * db_record_gap
+ *		Record offsets first_lost..last_lost of one partition as lost to
+ *		retention for the group (record_position_gap), accepted at once
+ *		with accept, in a transaction of its own, on the current
+ *		connection; *accepted says whether the database holds the whole
+ *		range as accepted (by accept, or by an operator earlier).
+ */
+db_error_class
+db_record_gap(db_conn *db, const char *topic, int32_t partition,
+			  int64_t first_lost, int64_t last_lost, int accept,
+			  int *accepted, db_error *err)
+{
+	char		part[16],
+				first[24],
+				last[24];
+	const char *params[6] = {db->group, topic, part, first, last,
+	accept ? "true" : "false"};
+	PGresult   *res;
+	db_error_class cls = DB_ERR_NONE;
+
+	memset(err, 0, sizeof(*err));
+	*accepted = 0;
+	if (!db_connected(db))
+	{
+		err->cls = DB_ERR_TRANSIENT;
+		err->step = "positions";
+		db_copy_message(err, "no database connection");
+		return err->cls;
+	}
+	snprintf(part, sizeof(part), "%d", (int) partition);
+	snprintf(first, sizeof(first), "%lld", (long long) first_lost);
+	snprintf(last, sizeof(last), "%lld", (long long) last_lost);
+	res = PQexecParams(db->conn, DB_GAP_SQL, 6, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		cls = db_fill_error(db->conn, res, "positions", err);
+	else
+		*accepted = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	return cls;
 }

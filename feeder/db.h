@@ -47,6 +47,10 @@ extern void db_free_positions(db_position *positions, int n);
 extern db_error_class db_restart_position(db_conn *db, const char *topic,
 										  int32_t partition, int64_t from_offset,
 										  int64_t to_offset, db_error *err);
+extern db_error_class db_record_gap(db_conn *db, const char *topic,
+									int32_t partition, int64_t first_lost,
+									int64_t last_lost, int accept,
+									int *accepted, db_error *err);
 extern void db_set_adopt(db_conn *db);
 extern db_error_class db_adopt_position(db_conn *db, const char *topic,
 										int32_t partition, int64_t next_offset,

@@ -94,6 +94,7 @@ kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition)
 	slots[kc->nslots].committed = -1;
 	slots[kc->nslots].db_next = -1;
 	slots[kc->nslots].start_store = -1;
+	slots[kc->nslots].gap_first = -1;
 	slots[kc->nslots].last_lag = -1;
 	kafka_slot_forget_asked(&slots[kc->nslots]);
 	return kc->nslots++;
@@ -199,7 +200,10 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 				kc->slots[s].waiting_start = !decided ||
 					parts->elems[i].offset == RD_KAFKA_OFFSET_INVALID;
 				if (!kc->slots[s].waiting_start)
+				{
 					kc->slots[s].start_failures = 0;
+					kc->slots[s].gap_first = -1;
+				}
 				kc->slots[s].db_next = !kc->slots[s].waiting_start &&
 					parts->elems[i].offset >= 0 ? parts->elems[i].offset : -1;
 				kc->slots[s].start_store = kc->slots[s].db_next;
@@ -596,6 +600,7 @@ kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out)
 		(*out)[n].db_next = kc->slots[i].db_next;
 		(*out)[n].waiting_start = kc->slots[i].waiting_start;
 		(*out)[n].start_due = kc->slots[i].start_retry_ms <= clock_now_ms();
+		(*out)[n].gap_first = kc->slots[i].gap_first;
 		(*out)[n].slot = i;
 		n++;
 	}
@@ -659,6 +664,30 @@ kafka_defer_start(kafka_consumer *kc, const char *topic, int32_t partition,
 		rd_kafka_topic_partition_list_destroy(list);
 	}
 	return slot->start_failures;
+}
+
+/*
+ * kafka_mark_gap
+ *		Remember that a partition waits (kafka_defer_start) on a position
+ *		gap that begins at first_lost, the database's position below the
+ *		partition's earliest offset, until kafka_start_partition starts it:
+ *		the gauge of partitions waiting on a gap counts it, and the caller
+ *		knows, when it starts, where the gap began.  1 when the gap is new
+ *		to the partition, 0 when it is the one already marked, -1 on out of
+ *		memory.
+ */
+int
+kafka_mark_gap(kafka_consumer *kc, const char *topic, int32_t partition,
+			   int64_t first_lost)
+{
+	int			s = kafka_slot_find(kc, topic, partition);
+	int			fresh;
+
+	if (s < 0)
+		return -1;
+	fresh = kc->slots[s].gap_first != first_lost;
+	kc->slots[s].gap_first = first_lost;
+	return fresh;
 }
 
 /*
@@ -726,6 +755,7 @@ kafka_start_partition(kafka_consumer *kc, const char *topic, int32_t partition,
 	{
 		kafka_slot_restart(kc, &kc->slots[s], offset >= 0 ? offset : -1);
 		kc->slots[s].start_failures = 0;
+		kc->slots[s].gap_first = -1;
 		if (kc->slots[s].waiting_start)
 		{
 			kc->slots[s].waiting_start = 0;

@@ -41,6 +41,8 @@ typedef struct kafka_assigned_partition
 	int			waiting_start;	/* paused, start position not decided yet */
 	int			start_due;		/* waiting_start: may be tried now (not
 								 * in its backoff after a failed start) */
+	int64_t		gap_first;		/* waiting on a position gap from this
+								 * offset (kafka_mark_gap), -1: none */
 	int			slot;			/* its slot, which picks its lane */
 } kafka_assigned_partition;
 extern rd_kafka_conf_t *kafka_build_conf(const feeder_config *cfg,
@@ -54,6 +56,8 @@ extern int	kafka_assigned(kafka_consumer *kc, kafka_assigned_partition **out);
 extern int	kafka_waiting_start(const kafka_consumer *kc);
 extern int	kafka_defer_start(kafka_consumer *kc, const char *topic, int32_t partition,
 							  const backoff_policy *policy, int *delay_ms);
+extern int	kafka_mark_gap(kafka_consumer *kc, const char *topic, int32_t partition,
+						   int64_t first_lost);
 extern int	kafka_start_partition(kafka_consumer *kc, const char *topic,
 								  int32_t partition, int64_t offset);
 extern char *kafka_cluster_id(kafka_consumer *kc);

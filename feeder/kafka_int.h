@@ -33,6 +33,8 @@ typedef struct kafka_slot
 	int			start_failures; /* failed starts in a row (kafka_defer_start) */
 	int64_t		start_retry_ms; /* no start tried before (clock_now_ms) */
 	int64_t		start_store;	/* start offset to store for the group, -1 */
+	int64_t		gap_first;		/* waiting on a position gap from this
+								 * offset (kafka_mark_gap), -1: none */
 	int			paused;			/* paused in librdkafka by us (kept there
 								 * across revoke and re-assign) */
 	int64_t		asked_ms;		/* last broker query for its lag, 0: never */

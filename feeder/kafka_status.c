@@ -256,6 +256,8 @@ kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out)
 		lags[n].partition = kc->slots[i].partition;
 		lags[n].lag = kafka_slot_lag(kc, &kc->slots[i]);
 		lags[n].waiting_start = kc->slots[i].waiting_start;
+		lags[n].waiting_gap = kc->slots[i].waiting_start &&
+			kc->slots[i].gap_first >= 0;
 		if (rd_kafka_get_watermark_offsets(kc->rk, lags[n].topic, lags[n].partition,
 										   &lo, &lags[n].high_watermark) != RD_KAFKA_RESP_ERR_NO_ERROR ||
 			lags[n].high_watermark < 0)

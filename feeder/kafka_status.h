@@ -24,6 +24,7 @@ typedef struct kafka_partition_lag
 	int64_t		lag;			/* -1: not known yet */
 	int64_t		high_watermark; /* librdkafka's cached one; -1: not known */
 	int			waiting_start;	/* paused, its start position not decided */
+	int			waiting_gap;	/* waiting_start on a position gap */
 } kafka_partition_lag;
 
 extern int64_t kafka_lag(struct kafka_consumer *kc);

@@ -49,6 +49,7 @@ typedef struct metrics_partition
 	int32_t		partition;
 	int64_t		lag;
 	int			waiting_start;
+	int			waiting_gap;
 } metrics_partition;
 
 /* Everything a scrape shows; guarded by metrics_lock. */
@@ -254,6 +255,7 @@ metrics_set_partitions(const kafka_partition_lag *lags, int n)
 			parts[i].partition = lags[i].partition;
 			parts[i].lag = lags[i].lag;
 			parts[i].waiting_start = lags[i].waiting_start;
+			parts[i].waiting_gap = lags[i].waiting_gap;
 			if (parts[i].topic == NULL)
 			{
 				while (i >= 0)
@@ -528,14 +530,17 @@ metrics_render_locked(metrics_buf *buf)
 					"Offsets read again because a new database session held positions behind what this feeder had committed (a restore, a failover to an asynchronous standby).",
 					s->positions_behind);
 	metrics_counter(buf, "positions_out_of_range_total",
-					"Database positions found below a partition's earliest offset or above its latest (retention, a re-created topic).",
+					"Database positions Kafka could no longer serve that the feeder went past or stopped for: below a partition's earliest offset with --accept-position-loss (retention), above its latest (a re-created topic).",
 					s->positions_out_of_range);
 	metrics_counter(buf, "positions_lost_offsets_total",
-					"Offsets between a database position and a partition's earliest offset, known lost (counted when --accept-position-loss let the feeder go on, or before it stopped).",
+					"Offsets of position gaps known lost, once accepted: by --accept-position-loss, or by an operator (received_orders.accept_position_gap) when the waiting partition resumes.",
 					s->positions_lost);
 	metrics_counter(buf, "start_position_failures_total",
 					"Attempts to start a waiting partition that failed because its offsets could not be read from its leader (or its seek failed): that partition waits, the others go on.",
 					s->start_failures);
+	metrics_counter(buf, "position_gaps_total",
+					"Position gaps found: a database position below a partition's earliest offset (retention deleted events the database never received), each gap counted once.",
+					s->position_gaps);
 
 	metrics_family(buf, "batch_duration_seconds", "histogram",
 				   "Duration of the database transaction that committed a batch, with the offset store.");
@@ -605,6 +610,11 @@ metrics_render_locked(metrics_buf *buf)
 		waiting += metrics_state.parts[p].waiting_start != 0;
 	metrics_gauge(buf, "partitions_waiting_start",
 				  "Assigned partitions that wait, paused, for their start position: the database's positions or the partition's offsets could not be read (see start_position_unavailable in the log).",
+				  waiting);
+	for (p = waiting = 0; p < metrics_state.nparts; p++)
+		waiting += metrics_state.parts[p].waiting_gap != 0;
+	metrics_gauge(buf, "partitions_waiting_gap",
+				  "Assigned partitions that wait, paused, on a position gap until an operator accepts it (received_orders.accept_position_gap; see position_gap in the log); counted in partitions_waiting_start too.",
 				  waiting);
 	metrics_gauge(buf, "database_up",
 				  "1 when the database connection works, 0 when it is lost or cannot be made.",

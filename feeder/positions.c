@@ -46,15 +46,29 @@
  * partition not asked in time waits for the next pass), so a broker that
  * does not answer costs the main thread a bounded time per pass.
  *
- * A database position below a partition's earliest offset (retention has
- * deleted part of the gap) or above its latest (the topic was re-created,
- * or this is another cluster) means events that cannot be read again.  That
- * is never skipped silently: one line with the numbers, counted, and by
+ * A database position below a partition's earliest offset is a position
+ * gap: retention (or DeleteRecords) deleted offsets db_position .. low - 1
+ * before the database received them.  It is never skipped silently, and it
+ * stops nothing else (positions_gap): the gap is recorded in the database
+ * (record_position_gap, the view received_orders.position_gaps), logged
+ * (event=position_gap, with the SQL that accepts it) and counted
+ * (position_gaps_total, the gauge partitions_waiting_gap), and that
+ * partition alone waits, paused, nothing of it acknowledged, tried again
+ * with the start backoff, each time from the database's position read
+ * again.  An operator accepts the gap with
+ * received_orders.accept_position_gap, which moves the position to the log
+ * start: the next retry starts the partition there, without a restart.
+ * --accept-position-loss records the gap as accepted by the feeder's role
+ * and starts the partition at its earliest offset at once.
+ *
+ * A database position above a partition's latest offset (the topic was
+ * re-created, or this is another cluster) means the events after it are in
+ * no partition any more: one line with the numbers, counted, and by
  * default the feeder stops with exit code 5; --accept-position-loss starts
- * such a partition at its earliest offset instead.  A position beyond the end
- * is then moved back in the database too (restart_position, compare and set):
- * batches only move positions forwards, and once the new topic grew past the
- * old position a later start would otherwise skip what lies between.
+ * such a partition at its earliest offset instead and moves the position
+ * back in the database too (restart_position, compare and set): batches
+ * only move positions forwards, and once the new topic grew past the old
+ * position a later start would otherwise skip what lies between.
  *
  *-------------------------------------------------------------------------
  */
@@ -80,9 +94,11 @@ static const char *const positions_reason_names[] = {NULL, "no_position", "posit
 
 /*
  * positions_out_of_range
- *		A database position Kafka cannot serve any more: say so with the
- *		numbers, count it, and either give the earliest offset to start at
- *		(--accept-position-loss) or flag the feeder to stop with exit 5.
+ *		A database position beyond the partition's end (a re-created topic,
+ *		another cluster): say so with the numbers, count it, and either give
+ *		the earliest offset to start at (--accept-position-loss, the position
+ *		moved back there in the database) or flag the feeder to stop with
+ *		exit 5.
  */
 static int64_t
 positions_out_of_range(feeder_app *app, db_conn *db, const char *topic,
@@ -90,11 +106,9 @@ positions_out_of_range(feeder_app *app, db_conn *db, const char *topic,
 					   int64_t high)
 {
 	int			accept = app->cfg->accept_position_loss;
-	int64_t		lost = db_position < low ? low - db_position : 0;
 	log_line	line;
 
 	app->stats.positions_out_of_range++;
-	app->stats.positions_lost += (uint64_t) lost;
 	log_begin(&line, accept ? LOG_WARNING : LOG_FATAL, "position_out_of_range");
 	log_kv_fmt(&line, "at", "%s [%d] @%lld", topic, (int) partition,
 			   (long long) db_position);
@@ -103,18 +117,17 @@ positions_out_of_range(feeder_app *app, db_conn *db, const char *topic,
 	log_kv_int(&line, "db_position", db_position);
 	log_kv_int(&line, "low", low);
 	log_kv_int(&line, "high", high);
-	log_kv_int(&line, "lost", lost);
-	log_kv_str(&line, "reason", db_position < low ?
-			   "the database's position is below the partition's earliest offset: retention deleted events the database never received" :
+	log_kv_int(&line, "lost", 0);
+	log_kv_str(&line, "reason",
 			   "the database's position is beyond the partition's end: the topic was re-created or this is another cluster; events after the position are not in this partition");
 	log_kv_str(&line, "action", accept ? "continue" : "stop");
 	if (!accept)
 		log_kv_str(&line, "hint",
-				   "recover the missing events from their source, then restart with --accept-position-loss to start at the earliest offset, or move the position with received_orders.set_consumer_position()");
+				   "check that the feeder reads the right cluster and topic; if the topic really was re-created, restart with --accept-position-loss to start at the earliest offset, or move the position with received_orders.set_consumer_position()");
 	log_end(&line);
 	if (!accept)
 		app->positions_fatal = 1;
-	else if (db_position > high)
+	else
 	{
 		db_error	err;
 
@@ -149,6 +162,27 @@ positions_out_of_range(feeder_app *app, db_conn *db, const char *topic,
 #define POSITIONS_START_BACKOFF_MAX_MS 30000
 
 /*
+ * positions_defer
+ *		Put one partition to waiting for its start, alone, paused, tried
+ *		again after the start backoff (see POSITIONS_START_BACKOFF_MS);
+ *		returns its failures in a row, this one included, the delay in
+ *		*delay.
+ */
+static int
+positions_defer(feeder_app *app, const char *topic, int32_t partition, int *delay)
+{
+	backoff_policy policy = {
+		app->backoff.base_ms > POSITIONS_START_BACKOFF_MS ?
+		app->backoff.base_ms : POSITIONS_START_BACKOFF_MS,
+		app->backoff.max_ms > POSITIONS_START_BACKOFF_MAX_MS ?
+		app->backoff.max_ms : POSITIONS_START_BACKOFF_MAX_MS
+	};
+
+	*delay = 0;
+	return kafka_defer_start(app->kc, topic, partition, &policy, delay);
+}
+
+/*
  * positions_start_failed
  *		A partition's offsets could not be read from its leader (or its seek
  *		failed; error says what was wrong): that partition alone waits,
@@ -161,16 +195,9 @@ static void
 positions_start_failed(feeder_app *app, const char *topic, int32_t partition,
 					   const char *error)
 {
-	backoff_policy policy = {
-		app->backoff.base_ms > POSITIONS_START_BACKOFF_MS ?
-		app->backoff.base_ms : POSITIONS_START_BACKOFF_MS,
-		app->backoff.max_ms > POSITIONS_START_BACKOFF_MAX_MS ?
-		app->backoff.max_ms : POSITIONS_START_BACKOFF_MAX_MS
-	};
 	log_line	line;
 	int			delay = 0;
-	int			failures = kafka_defer_start(app->kc, topic, partition,
-											 &policy, &delay);
+	int			failures = positions_defer(app, topic, partition, &delay);
 
 	app->stats.start_failures++;
 	log_begin(&line, failures == 1 ? LOG_WARNING : LOG_ERROR,
@@ -189,13 +216,159 @@ positions_start_failed(feeder_app *app, const char *topic, int32_t partition,
 }
 
 /*
+ * positions_gap_not_recorded
+ *		record_position_gap failed (no EXECUTE on it, an extension older
+ *		than 1.3, the session lost): said, with what fixes it; the gap is
+ *		logged, counted and waited on all the same.
+ */
+static void
+positions_gap_not_recorded(const char *topic, int32_t partition, const db_error *err)
+{
+	log_line	line;
+
+	log_begin(&line, LOG_ERROR, "position_gap_not_recorded");
+	log_kv_fmt(&line, "at", "%s [%d]", topic, (int) partition);
+	if (err->sqlstate[0])
+		log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_str(&line, "error", err->message);
+	log_kv_str(&line, "hint",
+			   "the gap cannot be accepted with received_orders.accept_position_gap() until it is recorded: GRANT EXECUTE ON FUNCTION received_orders.record_position_gap(text, text, integer, bigint, bigint, boolean) to the feeder's role (received_orders 1.3), or move the position with received_orders.set_consumer_position()");
+	log_end(&line);
+}
+
+/*
+ * positions_gap_closed
+ *		A partition that waited on a position gap from gap_first starts at
+ *		offset: an operator accepted the gap (accept_position_gap) or moved
+ *		the position.  Said, and the offsets skipped counted as lost.
+ */
+static void
+positions_gap_closed(feeder_app *app, const char *topic, int32_t partition,
+					 int64_t gap_first, int64_t offset)
+{
+	log_line	line;
+	int64_t		lost = offset > gap_first ? offset - gap_first : 0;
+
+	app->stats.positions_lost += (uint64_t) lost;
+	log_begin(&line, LOG_WARNING, "position_gap_closed");
+	log_kv_fmt(&line, "at", "%s [%d] @%lld", topic, (int) partition,
+			   (long long) offset);
+	log_kv_str(&line, "topic", topic);
+	log_kv_int(&line, "partition", partition);
+	log_kv_int(&line, "first_lost", gap_first);
+	log_kv_int(&line, "resumed_at", offset);
+	log_kv_int(&line, "lost", lost);
+	log_end(&line);
+}
+
+/*
+ * positions_gap
+ *		A database position below the partition's earliest offset (low):
+ *		retention deleted offsets db_position .. low - 1 before the database
+ *		received them (see the file header).  Recorded in the database
+ *		(record_position_gap), logged (one line event=position_gap per
+ *		attempt, so at most one per retry interval) and counted once per
+ *		gap.  0 when the whole range is accepted (--accept-position-loss, or
+ *		an operator accepted it since the positions were read: then it is
+ *		closed, positions_gap_closed): the partition starts at low.  -1
+ *		otherwise: it alone waits, paused, and is tried again after the
+ *		start backoff.
+ */
+static int
+positions_gap(feeder_app *app, db_conn *db, const char *topic, int32_t partition,
+			  int64_t db_position, int64_t low, int64_t high)
+{
+	int			accept = app->cfg->accept_position_loss;
+	int			accepted = 0;
+	int			recorded;
+	int			failures = 0;
+	int			delay = 0;
+	db_error	err;
+	log_line	line;
+
+	recorded = db_record_gap(db, topic, partition, db_position, low - 1, accept,
+							 &accepted, &err) == DB_ERR_NONE;
+	if (!recorded)
+	{
+		positions_gap_not_recorded(topic, partition, &err);
+		accepted = accept;
+	}
+	if (accepted && !accept)
+	{
+		/*
+		 * An operator accepted the gap after the positions were read (or a
+		 * gap covering it earlier): closed, as at the next retry.
+		 */
+		positions_gap_closed(app, topic, partition, db_position, low);
+		return 0;
+	}
+	if (kafka_mark_gap(app->kc, topic, partition, db_position) > 0)
+		app->stats.position_gaps++;
+	if (accepted)
+	{
+		app->stats.positions_out_of_range++;
+		app->stats.positions_lost += (uint64_t) (low - db_position);
+	}
+	else
+		failures = positions_defer(app, topic, partition, &delay);
+
+	log_begin(&line, accepted ? LOG_WARNING : LOG_ERROR, "position_gap");
+	log_kv_fmt(&line, "at", "%s [%d] @%lld", topic, (int) partition,
+			   (long long) db_position);
+	log_kv_str(&line, "group", app->cfg->group);
+	log_kv_str(&line, "topic", topic);
+	log_kv_int(&line, "partition", partition);
+	log_kv_int(&line, "first_lost", db_position);
+	log_kv_int(&line, "last_lost", low - 1);
+	log_kv_int(&line, "lost", low - db_position);
+	log_kv_int(&line, "low", low);
+	log_kv_int(&line, "high", high);
+	log_kv_str(&line, "recorded", recorded ? "yes" : "no");
+	log_kv_str(&line, "reason",
+			   "the database's position is below the partition's earliest offset: retention deleted events the database never received");
+	log_kv_str(&line, "action", accepted ? "continue" : "wait");
+	if (accepted)
+		log_kv_str(&line, "detail",
+				   "--accept-position-loss: the gap is accepted, the partition starts at its earliest offset");
+	else
+	{
+		char		group[2 * 256 + 1];
+		char		hint[1024];
+		const char *c;
+		size_t		n = 0;
+
+		/* the group as an SQL literal's content: quotes doubled */
+		for (c = app->cfg->group; *c && n + 2 < sizeof(group); c++)
+		{
+			if (*c == '\'')
+				group[n++] = '\'';
+			group[n++] = *c;
+		}
+		group[n] = '\0';
+
+		log_kv_int(&line, "failures", failures);
+		log_kv_int(&line, "retry_in_ms", delay);
+		log_kv_str(&line, "detail",
+				   "this partition waits, paused, nothing of it acknowledged; the other partitions go on");
+		snprintf(hint, sizeof(hint),
+				 "recover the lost events from their source if you can, then accept the loss: SELECT received_orders.accept_position_gap('%s', '%s', %d); the partition resumes at offset %lld at its next retry, without a restart",
+				 group, topic, (int) partition, (long long) low);
+		log_kv_str(&line, "hint", hint);
+	}
+	log_end(&line);
+	return accepted ? 0 : -1;
+}
+
+/*
  * positions_choose
  *		The start offset of one partition given the database's positions
  *		(see the file header); *source says how it was chosen, *low is the
  *		partition's earliest offset.  -1 when the partition's offsets were
  *		not asked of Kafka, because the pass's time (until deadline, in
  *		clock_now_ms) is spent (tried again at the next pass), or could not
- *		be (positions_start_failed: it waits alone, tried again later).
+ *		be (positions_start_failed: it waits alone, tried again later), or
+ *		because its position lies in a gap not accepted (positions_gap:
+ *		likewise).
  */
 static int
 positions_choose(feeder_app *app, db_conn *db, const db_position *positions, int n,
@@ -222,7 +395,14 @@ positions_choose(feeder_app *app, db_conn *db, const db_position *positions, int
 	}
 	*source = POSITIONS_FROM_DATABASE;
 	*offset = db_position;
-	if (db_position < *low || db_position > high)
+	if (db_position < *low)
+	{
+		if (positions_gap(app, db, topic, partition, db_position, *low, high) != 0)
+			return -1;
+		*source = POSITIONS_FROM_LOSS;
+		*offset = *low;
+	}
+	else if (db_position > high)
 	{
 		*source = POSITIONS_FROM_LOSS;
 		*offset = positions_out_of_range(app, db, topic, partition,
@@ -450,7 +630,9 @@ positions_log_behind(feeder_app *app, const kafka_assigned_partition *a,
  *		back (to the earliest offset when the database has no position).
  *		-1 when Kafka could not be asked (or not before deadline) or the
  *		seek failed: the partition then waits for its start instead, alone
- *		(positions_start_failed), and starts at the database's position.
+ *		(positions_start_failed), and starts at the database's position; -1
+ *		too when the database's position lies in a gap not accepted
+ *		(positions_gap: it waits alone likewise).
  */
 static int
 positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition *a,
@@ -478,17 +660,28 @@ positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition 
 	}
 
 	/*
-	 * Started at the earliest offset after an accepted loss: the database
+	 * Started at the earliest offset after an accepted gap: the database
 	 * keeps its older position until the partition's first batch commits.
 	 * Another session checking meanwhile (a second lane, a reconnect) finds
-	 * the same loss, already logged, counted and skipped: nothing to do.
+	 * the same gap, already recorded, logged, counted and skipped: nothing
+	 * to do.
 	 */
-	if (db_position >= 0 && db_position < low && a->db_next == low &&
-		app->cfg->accept_position_loss)
+	if (db_position >= 0 && db_position < low && a->db_next == low)
 		return 0;
 	if (db_position < 0)
 		target = low;
-	else if (db_position < low || db_position > high)
+	else if (db_position < low)
+	{
+		if (positions_gap(app, db, a->topic, a->partition, db_position, low,
+						  high) != 0)
+		{
+			positions_log_behind(app, a, db_position, db_position,
+								 "waiting on the position gap (see position_gap), then reading again from the database's position");
+			return -1;
+		}
+		target = low;
+	}
+	else if (db_position > high)
 		target = positions_out_of_range(app, db, a->topic, a->partition,
 										db_position, low, high);
 	if (app->positions_fatal)
@@ -552,7 +745,12 @@ positions_reconcile(feeder_app *app, lane *l, db_error *err)
 				positions_start_failed(app, a->topic, a->partition,
 									   "the seek failed (see the seek_failed line)");
 			else
+			{
 				positions_log_start(a->topic, a->partition, offset, source, low);
+				if (a->gap_first >= 0 && source == POSITIONS_FROM_DATABASE)
+					positions_gap_closed(app, a->topic, a->partition,
+										 a->gap_first, offset);
+			}
 		}
 		else if (!a->waiting_start && a->db_next >= 0)
 		{

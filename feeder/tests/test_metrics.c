@@ -67,6 +67,7 @@ test_families(void **state)
 		{"kafka_errors_total", "counter"}, {"positions_behind_offsets_total", "counter"},
 		{"positions_out_of_range_total", "counter"}, {"positions_lost_offsets_total", "counter"},
 		{"start_position_failures_total", "counter"}, {"partitions_waiting_start", "gauge"},
+		{"position_gaps_total", "counter"}, {"partitions_waiting_gap", "gauge"},
 		{"batch_duration_seconds", "histogram"},
 		{"consumer_lag", "gauge"}, {"assigned_partitions", "gauge"},
 		{"database_up", "gauge"}, {"kafka_up", "gauge"}, {"stalled", "gauge"},
@@ -95,6 +96,7 @@ test_families(void **state)
 	assert_true(has_line(text, P "kafka_up 0"));	/* unknown yet */
 	assert_true(has_line(text, P "assigned_partitions 0"));
 	assert_true(has_line(text, P "partitions_waiting_start 0"));
+	assert_true(has_line(text, P "partitions_waiting_gap 0"));
 	free(text);
 }
 
@@ -117,6 +119,7 @@ test_counters(void **state)
 	s.db_connects = 3;
 	s.offsets_committed = 5;
 	s.start_failures = 2;
+	s.position_gaps = 3;
 	metrics_publish(&s);
 	metrics_count_retry(DB_RETRY_CONNECTION);
 	metrics_count_retry(DB_RETRY_CONNECTION);
@@ -132,6 +135,7 @@ test_counters(void **state)
 	assert_true(has_line(text, P "tombstones_total 1"));
 	assert_true(has_line(text, P "batches_total 4"));
 	assert_true(has_line(text, P "start_position_failures_total 2"));
+	assert_true(has_line(text, P "position_gaps_total 3"));
 	assert_true(has_line(text, P "db_reconnects_total 2"));
 	assert_true(has_line(text, P "offsets_committed_total 5"));
 	assert_true(has_line(text, P "retries_total{class=\"connection\"} 2"));
@@ -165,24 +169,27 @@ test_histogram(void **state)
 
 /*
  * Lag per partition; unknown lag is left out; label values escaped; the
- * partitions waiting for their start counted.
+ * partitions waiting for their start counted, those waiting on a position
+ * gap apart too.
  */
 static void
 test_partitions(void **state)
 {
 	kafka_partition_lag lags[] = {
-		{"orders", 0, 5, 10, 0}, {"orders", 1, -1, -1, 1}, {"we\"ird\\to\npic", 2, 0, 7, 0},
+		{"orders", 0, 5, 10, 0, 0}, {"orders", 1, -1, -1, 1, 0}, {"we\"ird\\to\npic", 2, 0, 7, 0, 0},
+		{"orders", 3, 9, 12, 1, 1},
 	};
 	char	   *text;
 
 	(void) state;
-	metrics_set_partitions(lags, 3);
+	metrics_set_partitions(lags, 4);
 	text = render();
 	assert_true(has_line(text, P "consumer_lag{topic=\"orders\",partition=\"0\"} 5"));
 	assert_null(strstr(text, "partition=\"1\""));
 	assert_true(has_line(text, P "consumer_lag{topic=\"we\\\"ird\\\\to\\npic\",partition=\"2\"} 0"));
-	assert_true(has_line(text, P "assigned_partitions 3"));
-	assert_true(has_line(text, P "partitions_waiting_start 1"));
+	assert_true(has_line(text, P "assigned_partitions 4"));
+	assert_true(has_line(text, P "partitions_waiting_start 2"));
+	assert_true(has_line(text, P "partitions_waiting_gap 1"));
 	free(text);
 
 	metrics_set_partitions(NULL, 0);

@@ -7,7 +7,8 @@
 # moves one back from its restored value.  The consumer groups (1.2) come
 # back too: the owner by name (here one of a role this cluster does not
 # have, as after a restore into another cluster) and the Kafka cluster id,
-# which the restored database goes on enforcing.
+# which the restored database goes on enforcing.  The position gaps (1.3)
+# come back identically, and an open one can be accepted there.
 #
 # TAP on stdout.  Uses the harness's cluster, or starts its own when run alone.
 
@@ -37,6 +38,14 @@ groups() {
 		echo "groups of $1: query failed"
 }
 
+# gaps DB — every row of received_orders_position_gaps, all columns
+gaps() {
+	pg_query "$1" "SET TimeZone = 'UTC';
+		SELECT g::text FROM received_orders.received_orders_position_gaps g
+		 ORDER BY consumer_group, kafka_topic, kafka_partition, first_lost" ||
+		echo "gaps of $1: query failed"
+}
+
 # group_batch DB GROUP TOPIC PARTITION OFFSET... — one batch of the group
 # overload of NULL values (tombstones: outcome skipped) on one partition;
 # prints the outcomes
@@ -55,7 +64,7 @@ restore_into() {
 	pg_createdb "$1" && pg_restore --exit-on-error -d "$1" "$2"
 }
 
-tap_plan 16
+tap_plan 19
 
 pg_ensure_cluster >&2
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-dump.XXXXXX")
@@ -98,7 +107,12 @@ tap_is "$(pg_query "$SRC" "INSERT INTO received_orders.received_orders_consumer_
 		RETURNING consumer_group")" g1 \
 	"g1 is recorded with an owner (a role this cluster lacks) and a Kafka cluster"
 
+tap_is "$(pg_query "$SRC" "SELECT received_orders.record_position_gap('g2', 'orders', 0, 2, 4);
+		SELECT received_orders.record_position_gap('g2', 'orders', 1, 0, 9, true)")" $'f\nt' \
+	"two position gaps of g2 are recorded, one open, one accepted"
+
 POSITIONS_BEFORE=$(positions "$SRC")
+GAPS_BEFORE=$(gaps "$SRC")
 GROUPS_BEFORE=$(groups "$SRC")
 ROWS_BEFORE=$(ro_snapshot "$SRC")
 
@@ -117,6 +131,14 @@ tap_is "$(groups "$DST")" "$GROUPS_BEFORE" \
 tap_like "$(pg_query "$DST" "SELECT * FROM received_orders.consumer_positions('g1', 'cluster-b')" 2>&1; echo "exit $?")" \
 	"has positions of another Kafka cluster.*exit [1-9]" \
 	"the restored database refuses g1's positions to another Kafka cluster"
+
+tap_is "$(gaps "$DST")" "$GAPS_BEFORE" \
+	"every position gap is restored identically, who and when included"
+
+tap_is "$(pg_query "$DST" "SET client_min_messages = warning;
+		SELECT received_orders.accept_position_gap('g2', 'orders', 0);
+		SELECT count(*) FROM received_orders.position_gaps WHERE open")" $'5\n0' \
+	"in the restored database the open gap is accepted (the position after it: 5)"
 
 tap_is "$(ro_snapshot "$DST")" "$ROWS_BEFORE" \
 	"the orders and the quarantine are restored with them"

@@ -1,19 +1,27 @@
 #!/bin/bash
 # 12-position-out-of-range.t — a database position Kafka can no longer
-# serve is never skipped silently: by default the feeder stops with exit
-# code 5 and one event=position_out_of_range line with the numbers; with
-# --accept-position-loss it logs and counts the loss and goes on from the
-# partition's earliest offset.
+# serve is never skipped silently.  Below the partition's earliest offset
+# (a position gap) that partition waits alone, the gap recorded in SQL,
+# logged (event=position_gap) and counted, while the others go on; with
+# --accept-position-loss the gap is recorded accepted and the feeder goes
+# on from the partition's earliest offset.  Beyond the partition's end the
+# feeder stops with exit code 5 and one event=position_out_of_range line,
+# or with --accept-position-loss goes on from the earliest offset.
 #
 # (a) Retention gap.  The development Kafka keeps about 5 MiB per partition
 # and drops older message sets (test/lib/kafka.sh).  A feeder consumes part
 # of partition 0 and stops; while it is stopped, small orders and then
 # ~0.5 MB orders are produced until the partition's low watermark
 # (ro-dev-kafka --end-offsets) passes the database's position: the small
-# orders in between are gone.  Refused (exit 5, nothing stored, nothing
-# committed), then accepted: the line and /metrics count exactly
-# low - db_position lost offsets, every order still in Kafka is stored, the
-# offsets are committed to the end, and the next start is an ordinary one.
+# orders in between are gone.  By default partition 0 waits (nothing of it
+# stored nor committed, its position unmoved, the feeder runs on) while
+# partition 1 is consumed to its end; the gap is a row of
+# received_orders.position_gaps, open, and /metrics shows it.  Then
+# accepted with --accept-position-loss: the line, the row (accepted by the
+# feeder's role) and /metrics count exactly low - db_position lost offsets,
+# every order still in Kafka is stored, the offsets are committed to the
+# end, and the next start is an ordinary one.  (Accepting a gap in SQL
+# while the feeder runs: 43-position-gap-accepted.t.)
 #
 # (b) Re-created topic.  The same database meets a fresh development Kafka
 # whose partitions hold fewer messages than its positions.  Refused (exit
@@ -29,7 +37,7 @@
 E2E_TOPIC=orders
 GROUP=e2e-12
 FEEDER_ARGS=(--batch-size 50 --batch-wait-ms 20 --retry-backoff-max-ms 1000)
-plan 36
+plan 42
 
 # position P — the database's next offset of partition P of the group
 position() {
@@ -56,6 +64,42 @@ start_line() {
 # 1 as given ("OFFSET SOURCE")
 test_start_lines() {
 	[ "$(start_line 0)" = "$1" ] && [ "$(start_line 1)" = "$2" ]
+}
+
+# gap_rows — "PARTITION|FIRST|LAST|OPEN|DETECTED_BY|ACCEPTED_BY" of every
+# gap of the group (received_orders.position_gaps)
+gap_rows() {
+	sql "SELECT kafka_partition || '|' || first_lost || '|' || last_lost || '|' || open || '|'
+	            || detected_by || '|' || coalesce(accepted_by::text, '')
+	       FROM received_orders.position_gaps WHERE consumer_group = '$GROUP'
+	      ORDER BY kafka_partition, first_lost"
+}
+
+# gap_is ROWS — gap_rows prints ROWS
+gap_is() {
+	[ "$(gap_rows)" = "$1" ]
+}
+
+# partition_caught_up P — the database's position of partition P is its
+# high watermark
+partition_caught_up() {
+	[ "$(position "$1")" = "$(watermark "$1" high)" ]
+}
+
+# metrics_are VALUES METRIC... — the feeder's /metrics values of the
+# METRICs, space-separated, are VALUES
+metrics_are() {
+	local want=$1 got= m
+	shift
+	for m in "$@"; do
+		got+="${got:+ }$(feeder_metric feeder "$m")"
+	done
+	[ "$got" = "$want" ]
+}
+
+# committed_of P — partition P's committed offset in Kafka for the group
+committed_of() {
+	kafka_committed "$GROUP" "$E2E_TOPIC" | awk -v p="$1" '$2 == p { print $3 }'
 }
 
 # check_contents MANIFEST WHAT — two test points: the orders and the
@@ -109,7 +153,6 @@ feeder_stop feeder
 is "$?" 0 "(a) SIGTERM: the feeder exits 0"
 part1_lines=$(wc -l <"$E2E_MANIFEST")
 db0=$(position 0)
-db1=$(position 1)
 
 # while the feeder is stopped: orders that retention will take (plain ones
 # on partition 0, so that no duplicate refers to a lost order), then big
@@ -130,25 +173,36 @@ diag "(a) partition 0: database at $db0, Kafka now holds offsets $low0 to $high0
 check "(a) retention dropped part of the gap: the low watermark ($low0) is above the database's position ($db0)" \
 	test "$low0" -gt "$db0"
 
-kafka_committed "$GROUP" "$E2E_TOPIC" >"$E2E_TMP/committed.before"
-sql "SELECT count(*) FROM received_orders.received_orders" >"$E2E_TMP/rows.before"
-feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
-refused feeder
-tap_ok $? "(a) by default the feeder stops with exit code 5"
-check "(a) one line names the partition and the numbers: db_position, low, high, lost, action=stop, a hint" \
-	bash -c 'grep -E "event=position_out_of_range .*topic=orders partition=0 db_position=$1 low=$2 high=$3 lost=$4 .*action=stop hint=.+" "$5"' \
-	_ "$db0" "$low0" "$high0" "$lost" "$E2E_TMP/feeder.log"
-is "$(log_run_events feeder position_out_of_range | wc -l)" 1 "(a) ... and only one such line"
-is "$(rows)" "$(cat "$E2E_TMP/rows.before")" "(a) nothing was stored"
-check "(a) nothing was committed to Kafka" cmp -s "$E2E_TMP/committed.before" <(kafka_committed "$GROUP" "$E2E_TOPIC")
-is "$(position 0) $(position 1)" "$db0 $db1" "(a) the database's positions did not move"
+committed0=$(committed_of 0)
+feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}" --metrics-listen 127.0.0.1:0
+check "(a) the gap is recorded in SQL: orders [0], offsets $db0 to $((low0 - 1)), open, found by the feeder's role" \
+	ro_wait_until 30 gap_is "0|$db0|$((low0 - 1))|true|$E2E_ROLE|"
+check "(a) partition 1 goes on meanwhile: its database position reaches its end" \
+	ro_wait_until 60 partition_caught_up 1
+check "(a) by default the feeder does not stop" feeder_alive feeder
+check "(a) one line names the gap: group, partition, first_lost, last_lost, lost, action=wait, and the SQL that accepts it" \
+	bash -c 'grep -E "event=position_gap .*group=$1 topic=orders partition=0 first_lost=$2 last_lost=$(($3 - 1)) lost=$4 low=$3 .*action=wait .*hint=.*received_orders.accept_position_gap\(.$1., .orders., 0\)" "$5"' \
+	_ "$GROUP" "$db0" "$low0" "$lost" "$E2E_TMP/feeder.log"
+is "$(log_run_events feeder position_out_of_range | wc -l)" 0 "(a) no position_out_of_range line: the gap does not stop the feeder"
+check "(a) /metrics: one partition waits on a gap, one gap found (counted once over the retries)" \
+	ro_wait_until 10 metrics_are "1 1" partitions_waiting_gap position_gaps_total
+is "$(position 0)" "$db0" "(a) partition 0's database position did not move"
+is "$(committed_of 0)" "$committed0" "(a) nothing of partition 0 was committed to Kafka"
+# what the database holds: part 1, and partition 1's later messages
+awk -F'\t' -v n="$part1_lines" 'NR <= n || $2 != 0' "$E2E_MANIFEST" >"$E2E_TMP/manifest.waiting"
+check_contents "$E2E_TMP/manifest.waiting" "(a) while partition 0 waits"
+feeder_stop feeder
+is "$?" 0 "(a) SIGTERM while a partition waits: the feeder exits 0"
+db1=$(position 1)
 
 feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}" --accept-position-loss --metrics-listen 127.0.0.1:0
 check "(a) with --accept-position-loss the feeder goes on: the database's positions reach the end offsets" \
 	db_wait_caught_up "$GROUP" 60
 check "(a) the line says action=continue with the same numbers" \
-	bash -c 'grep -E "event=position_out_of_range .*topic=orders partition=0 db_position=$1 low=$2 high=$3 lost=$4 .*action=continue" "$5"' \
+	bash -c 'grep -E "event=position_gap .*topic=orders partition=0 first_lost=$1 last_lost=$(($2 - 1)) lost=$4 low=$2 high=$3 recorded=yes .*action=continue" "$5"' \
 	_ "$db0" "$low0" "$high0" "$lost" "$E2E_TMP/feeder.log"
+is "$(gap_rows)" "0|$db0|$((low0 - 1))|false|$E2E_ROLE|$E2E_ROLE" \
+	"(a) the gap's row is accepted by the feeder's role (--accept-position-loss), still one row"
 is "$(start_line 0) / $(start_line 1)" "$low0 earliest / $db1 database" \
 	"(a) partition 0 starts at its low watermark, partition 1 at the database's position"
 is "$(feeder_metric feeder positions_out_of_range_total)" 1 "(a) /metrics: one partition out of range"

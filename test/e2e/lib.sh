@@ -39,7 +39,7 @@ E2E_ROLE=
 E2E_PASSWORD=
 E2E_DSN=
 declare -A FEEDER_PIDS=()
-# the functions the feeder 1.2 calls, as regprocedure prints them: its role
+# the functions the feeder 1.3 calls, as regprocedure prints them: its role
 # is granted EXECUTE on these and on nothing else
 E2E_FEEDER_FUNCTIONS=(
 	'received_orders.consumer_positions(text,text)'
@@ -47,6 +47,7 @@ E2E_FEEDER_FUNCTIONS=(
 	'received_orders.restart_position(text,text,integer,bigint,bigint)'
 	'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)'
 	'received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])'
+	'received_orders.record_position_gap(text,text,integer,bigint,bigint,boolean)'
 )
 # the outbox form of the batch function, which a feeder with --envelope or
 # --event-type calls: a suite running one grants it to the feeder's role
@@ -65,6 +66,7 @@ E2E_NOT_FEEDER_FUNCTIONS=(
 	'received_orders.set_consumer_group_owner(text,name)'
 	'received_orders.check_consumer_group(text,text)'
 	'received_orders.consumer_positions(text)'
+	'received_orders.accept_position_gap(text,text,integer)'
 )
 
 # ---------------------------------------------------------------- TAP

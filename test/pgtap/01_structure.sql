@@ -31,11 +31,12 @@ SELECT is(
 SELECT has_schema('received_orders', 'schema received_orders exists');
 SELECT tables_are('received_orders',
 	ARRAY['received_orders', 'received_orders_quarantine', 'received_orders_positions',
-	      'received_orders_consumer_groups', 'received_orders_feeders', 'received_orders_replays']::name[],
-	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups, received_orders_feeders, received_orders_replays (1.2, 15_replays_counted.sql)');
+	      'received_orders_consumer_groups', 'received_orders_feeders', 'received_orders_replays',
+	      'received_orders_position_gaps']::name[],
+	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups, received_orders_feeders, received_orders_replays (1.2, 15_replays_counted.sql), received_orders_position_gaps (1.3, 17_position_gaps.sql)');
 SELECT views_are('received_orders',
-	ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'quarantine_examples']::name[],
-	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (1.2, 14_status.sql), quarantine_examples (1.3, 16_hostile_roles.sql)');
+	ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'quarantine_examples', 'position_gaps']::name[],
+	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (14_status.sql), quarantine_examples (16_hostile_roles.sql) and position_gaps (17_position_gaps.sql)');
 
 -- Table received_orders ------------------------------------------------------
 
@@ -136,7 +137,8 @@ SELECT ok(
 SELECT is(
 	(SELECT array_agg(p.oid::regprocedure::text ORDER BY p.oid::regprocedure::text)
 	   FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'received_orders'::regnamespace),
-	ARRAY['received_orders.adopt_consumer_position(text,text,integer,bigint)',
+	ARRAY['received_orders.accept_position_gap(text,text,integer)',
+	      'received_orders.adopt_consumer_position(text,text,integer,bigint)',
 	      'received_orders.check_consumer_group(text,text)',
 	      'received_orders.consumer_group_claim_check()',
 	      'received_orders.consumer_positions(text)',
@@ -148,12 +150,13 @@ SELECT is(
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])',
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])',
 	      'received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])',
+	      'received_orders.record_position_gap(text,text,integer,bigint,bigint,boolean)',
 	      'received_orders.replay_quarantined(bigint)',
 	      'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)',
 	      'received_orders.restart_position(text,text,integer,bigint,bigint)',
 	      'received_orders.set_consumer_group_owner(text,name)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the seventeen functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check of 1.3)');
+	'schema received_orders holds exactly the nineteen functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap and accept_position_gap of 1.3)');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

@@ -144,7 +144,16 @@ missing_objects() {
 			('received_orders_replays', 'quarantined_at', 'timestamp with time zone', true, '1.2'),
 			('received_orders_replays', 'order_id', 'uuid', true, '1.2'),
 			('received_orders_replays', 'replayed_as', 'received_orders.materialize_outcome', true, '1.2'),
-			('received_orders_replays', 'replayed_at', 'timestamp with time zone', true, '1.2');
+			('received_orders_replays', 'replayed_at', 'timestamp with time zone', true, '1.2'),
+			('received_orders_position_gaps', 'consumer_group', 'text', true, '1.3'),
+			('received_orders_position_gaps', 'kafka_topic', 'text', true, '1.3'),
+			('received_orders_position_gaps', 'kafka_partition', 'integer', true, '1.3'),
+			('received_orders_position_gaps', 'first_lost', 'bigint', true, '1.3'),
+			('received_orders_position_gaps', 'last_lost', 'bigint', true, '1.3'),
+			('received_orders_position_gaps', 'detected_at', 'timestamp with time zone', true, '1.3'),
+			('received_orders_position_gaps', 'detected_by', 'name', true, '1.3'),
+			('received_orders_position_gaps', 'accepted_by', 'name', false, '1.3'),
+			('received_orders_position_gaps', 'accepted_at', 'timestamp with time zone', false, '1.3');
 		CREATE TEMP VIEW want_defaults(tab, col, since) AS VALUES
 			('received_orders', 'received_at', '1.0'),
 			('received_orders_quarantine', 'quarantined_at', '1.0'),
@@ -152,7 +161,8 @@ missing_objects() {
 			('received_orders_consumer_groups', 'created_at', '1.2'),
 			('received_orders_consumer_groups', 'updated_at', '1.2'),
 			('received_orders_feeders', 'last_seen', '1.2'),
-			('received_orders_replays', 'replayed_at', '1.2');
+			('received_orders_replays', 'replayed_at', '1.2'),
+			('received_orders_position_gaps', 'detected_at', '1.3');
 		-- until: the first version without it (1.1 keeps a quarantine row per
 		-- message, not per coordinates)
 		CREATE TEMP VIEW want_keys(tab, kind, cols, since, until) AS VALUES
@@ -163,7 +173,9 @@ missing_objects() {
 			('received_orders_positions', 'primary key', ARRAY['consumer_group', 'kafka_topic', 'kafka_partition'], '1.1', NULL),
 			('received_orders_consumer_groups', 'primary key', ARRAY['consumer_group'], '1.2', NULL),
 			('received_orders_feeders', 'primary key', ARRAY['consumer_group', 'member_id'], '1.2', NULL),
-			('received_orders_replays', 'primary key', ARRAY['quarantine_id'], '1.2', NULL);
+			('received_orders_replays', 'primary key', ARRAY['quarantine_id'], '1.2', NULL),
+			('received_orders_position_gaps', 'primary key', ARRAY['consumer_group', 'kafka_topic', 'kafka_partition', 'first_lost'], '1.3', NULL),
+			('received_orders_position_gaps', 'unique', ARRAY['consumer_group', 'kafka_topic', 'kafka_partition'], '1.3', NULL);
 		CREATE TEMP VIEW want_checks(tab, name, since) AS VALUES
 			('received_orders_positions', 'received_orders_positions_group_check', '1.1'),
 			('received_orders_positions', 'received_orders_positions_topic_check', '1.1'),
@@ -178,7 +190,9 @@ missing_objects() {
 			('received_orders_feeders', 'received_orders_feeders_member_check', '1.2'),
 			('received_orders_feeders', 'received_orders_feeders_state_check', '1.2'),
 			('received_orders_feeders', 'received_orders_feeders_partitions_check', '1.2'),
-			('received_orders_feeders', 'received_orders_feeders_interval_check', '1.2');
+			('received_orders_feeders', 'received_orders_feeders_interval_check', '1.2'),
+			('received_orders_position_gaps', 'received_orders_position_gaps_range_check', '1.3'),
+			('received_orders_position_gaps', 'received_orders_position_gaps_accepted_check', '1.3');
 		CREATE TEMP VIEW want_labels(label, ord, since) AS VALUES
 			('inserted', 1, '1.0'), ('duplicate', 2, '1.0'), ('conflict', 3, '1.0'), ('rejected', 4, '1.0'),
 			('skipped', 5, '1.1');
@@ -198,19 +212,23 @@ missing_objects() {
 			('received_orders.set_consumer_group_owner(text,name)', '1.2'),
 			('received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])', '1.2'),
 			('received_orders.report_feeder(text,text,text,integer,text,timestamptz,text,text[],integer[],bigint[],text,timestamptz,interval,interval)', '1.2'),
-			('received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])', '1.2');
+			('received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])', '1.2'),
+			('received_orders.record_position_gap(text,text,integer,bigint,bigint,boolean)', '1.3'),
+			('received_orders.accept_position_gap(text,text,integer)', '1.3');
 		-- views, readable by pg_monitor (and not by PUBLIC)
 		CREATE TEMP VIEW want_views(rel, since) AS VALUES
 			('received_orders.feeders', '1.2'),
 			('received_orders.consumer_lag', '1.2'),
-			('received_orders.quarantine_summary', '1.2');
+			('received_orders.quarantine_summary', '1.2'),
+			('received_orders.position_gaps', '1.3');
 		CREATE TEMP VIEW want_dumped(rel, since) AS VALUES
 			('received_orders.received_orders', '1.0'),
 			('received_orders.received_orders_quarantine', '1.0'),
 			(pg_get_serial_sequence('received_orders.received_orders_quarantine', 'id'), '1.0'),
 			('received_orders.received_orders_positions', '1.1'),
 			('received_orders.received_orders_consumer_groups', '1.2'),
-			('received_orders.received_orders_replays', '1.2');
+			('received_orders.received_orders_replays', '1.2'),
+			('received_orders.received_orders_position_gaps', '1.3');
 		-- the objects of the version under test: introduced by it or before
 		CREATE TEMP VIEW in_version(since) AS
 			SELECT DISTINCT v.since FROM (

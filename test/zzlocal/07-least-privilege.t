@@ -1,0 +1,1 @@
+../e2e/07-least-privilege.t

@@ -1,0 +1,1 @@
+../e2e/12-position-out-of-range.t

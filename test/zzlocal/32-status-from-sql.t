@@ -1,0 +1,1 @@
+../e2e/32-status-from-sql.t

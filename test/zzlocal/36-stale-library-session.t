@@ -1,0 +1,1 @@
+../e2e/36-stale-library-session.t

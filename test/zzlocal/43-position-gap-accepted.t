@@ -1,0 +1,1 @@
+../e2e/43-position-gap-accepted.t
