@@ -49,6 +49,7 @@
 #include "db_rows.h"
 #include "feeder.h"
 #include "log.h"
+#include "utf8.h"
 
 /*
  * The batch statement's name is this prefix and a digest of its text and
@@ -164,6 +165,7 @@ struct db_conn
 	feeder_stats *stats;
 	char	   *member_id;		/* the status report's; NULL: none */
 	int			watermarks;		/* the session may record_high_watermarks */
+	int			ascii_texts;	/* the server refused a text: send ASCII */
 	char	   *wm_text[3];		/* that statement's arrays, reused */
 	size_t		wm_cap[3];
 };
@@ -592,6 +594,9 @@ db_connect(db_conn *db, db_error *err)
 		keywords[n] = "dbname";
 		values[n++] = db->dsn;
 	}
+	/* the texts the feeder sends are UTF-8, whatever the DSN says */
+	keywords[n] = "client_encoding";
+	values[n++] = "UTF8";
 	keywords[n] = NULL;
 	values[n] = NULL;
 
@@ -742,6 +747,28 @@ db_reserve(db_conn *db, int n)
 }
 
 /*
+ * db_server_text
+ *		Make a text the feeder built (a decode reason: a schema's names, a
+ *		registry's message, cut to fit) acceptable to the server as a text
+ *		parameter: valid UTF-8 always (22021 otherwise, and the same batch
+ *		refused at every retry), ASCII when the database's encoding is
+ *		neither UTF8 nor SQL_ASCII and so cannot hold every character
+ *		(22P05), or once the server refused a batch's text anyway.
+ */
+static void
+db_server_text(const db_conn *db, char *text)
+{
+	const char *encoding = db->conn ?
+		PQparameterStatus(db->conn, "server_encoding") : NULL;
+
+	utf8_fix(text);
+	if (db->ascii_texts ||
+		(encoding != NULL && strcmp(encoding, "UTF8") != 0 &&
+		 strcmp(encoding, "SQL_ASCII") != 0))
+		utf8_to_ascii(text);
+}
+
+/*
  * db_add_framed
  *		The Schema Registry form's four elements of a message whose value
  *		is sent: its decoded JSON, schema id, decode error (confluent.c)
@@ -783,7 +810,10 @@ db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
 	else
 		pgarray_add_null(&a[1]);
 	if (st == CONFLUENT_REJECTED)
+	{
+		db_server_text(db, reason);
 		pgarray_add_bytes(&a[2], reason, strlen(reason));
+	}
 	else
 		pgarray_add_null(&a[2]);
 	if (guid != NULL)
@@ -1050,6 +1080,28 @@ db_go_unprepared(db_conn *db, db_error *err)
 	log_kv_str(&line, "sqlstate", err->sqlstate);
 	log_kv_str(&line, "error", err->message);
 	log_kv_str(&line, "reason", "the prepared statement is gone: a pooler in transaction mode; sending it unprepared from now on");
+	log_end(&line);
+}
+
+/*
+ * db_go_ascii
+ *		The server refused a text of the batch (22021 invalid UTF-8, 22P05
+ *		not representable in the database's encoding): the reasons are
+ *		made valid UTF-8 before they are sent, so this should not happen;
+ *		should it anyway, the batch's reasons are sent as ASCII from now on
+ *		and the batch is retried, instead of being refused at every retry.
+ */
+static void
+db_go_ascii(db_conn *db, db_error *err)
+{
+	log_line	line;
+
+	db->ascii_texts = 1;
+	err->cls = DB_ERR_TRANSIENT;
+	log_begin(&line, LOG_WARNING, "reasons_ascii");
+	log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_str(&line, "error", err->message);
+	log_kv_str(&line, "reason", "the server refused a text of the batch; decode reasons are sent as ASCII from now on (other characters as '?') and the batch is retried");
 	log_end(&line);
 }
 
@@ -1333,6 +1385,12 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	if (cls != DB_ERR_NONE && strcmp(err->sqlstate, "26000") == 0 && !db->unprepared)
 	{
 		db_go_unprepared(db, err);
+		cls = err->cls;
+	}
+	if (cls != DB_ERR_NONE && db->registry && !db->ascii_texts &&
+		(strcmp(err->sqlstate, "22021") == 0 || strcmp(err->sqlstate, "22P05") == 0))
+	{
+		db_go_ascii(db, err);
 		cls = err->cls;
 	}
 	if (cls == DB_ERR_NONE &&
