@@ -565,6 +565,12 @@ metrics_render_locked(metrics_buf *buf)
 						   (unsigned long long) r->requests[i]);
 		metrics_gauge(buf, "schema_registry_cached_schemas",
 					  "Schemas kept by id for the life of the process.", r->cached);
+		metrics_counter(buf, "schema_registry_unknown_retries_total",
+						"Lookups of an id the registry did not know, retried within its grace (a replica may not have a new schema yet): the batch waited.",
+						r->unknown_retries);
+		metrics_counter(buf, "schema_registry_unknown_cached_total",
+						"Lookups answered \"unknown\" from the feeder's memory of the registry's recent answer, without a request.",
+						r->negative_hits);
 		metrics_gauge(buf, "schema_registry_up",
 					  "1 while the Schema Registry answers (the last request got a registry's answer), 0 when it is unreachable, failing or refusing the feeder.",
 					  r->up);
