@@ -961,6 +961,34 @@ db_check_watermarks(db_conn *db)
 }
 
 /*
+ * db_watermarks_refused
+ *		The database refused a batch's record_high_watermarks (EXECUTE
+ *		revoked while the feeder runs, the function dropped: 42501, 42883,
+ *		or any error of its own): the high watermarks are observability
+ *		only, so this session stops sending them (a new session checks
+ *		again) and the batch is retried at once without them.  Counted
+ *		each time (watermarks_refused); logged once per process.
+ */
+static void
+db_watermarks_refused(db_conn *db, const db_error *err)
+{
+	static atomic_int logged;
+	log_line	line;
+
+	db->watermarks = 0;
+	__atomic_fetch_add(&db->stats->watermarks_refused, 1, __ATOMIC_RELAXED);
+	if (atomic_exchange(&logged, 1))
+		return;
+	log_begin(&line, LOG_WARNING, "high_watermarks_off");
+	log_kv_str(&line, "function", DB_WATERMARKS_SIGNATURE);
+	if (err->sqlstate[0])
+		log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_str(&line, "error", err->message);
+	log_kv_str(&line, "reason", "the database refused to record the batch's high watermarks: the batch is retried at once without them, and batches no longer record them (consumer_lag takes the high watermarks from the members' reports only); a new database session checks the grant again");
+	log_end(&line);
+}
+
+/*
  * db_watermark_arrays
  *		The text[] literals of the batch's partitions and high watermarks
  *		(NULL where unknown) in db->wm_text.  0, or -1 on out of memory.
@@ -1409,12 +1437,22 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	}
 	if (cls != DB_ERR_NONE)
 	{
+		int			refused = with_watermarks && cls != DB_ERR_TRANSIENT &&
+			err->step != NULL &&
+			strcmp(err->step, db_stage_names[DB_STAGE_WATERMARKS]) == 0;
+
 		for (i = 0; i < DB_NSTAGES; i++)
 			PQclear(results[i]);
 		if (read_ok)
 			db_rollback(db);
 		else
 			db_disconnect(db);
+		if (refused)
+		{
+			/* observability never stops the batch: again, without it */
+			db_watermarks_refused(db, err);
+			return db_run_batch(db, b, rows, nrows, err);
+		}
 		return cls;
 	}
 	if (!read_ok)

@@ -536,6 +536,9 @@ metrics_render_locked(metrics_buf *buf)
 	metrics_counter(buf, "start_position_failures_total",
 					"Attempts to start a waiting partition that failed because its offsets could not be read from its leader (or its seek failed): that partition waits, the others go on.",
 					s->start_failures);
+	metrics_counter(buf, "watermarks_refused_total",
+					"Batches whose record_high_watermarks the database refused (EXECUTE revoked, the function gone): each was retried at once without it, and batches go on without recording high watermarks.",
+					s->watermarks_refused);
 
 	metrics_family(buf, "batch_duration_seconds", "histogram",
 				   "Duration of the database transaction that committed a batch, with the offset store.");

@@ -32,6 +32,7 @@ const stats_field stats_fields[] = {
 	FIELD(positions_out_of_range, 0),
 	FIELD(positions_lost, 0),
 	FIELD(start_failures, 0),
+	FIELD(watermarks_refused, 0),
 	FIELD(lag, 1),
 };
 

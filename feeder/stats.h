@@ -36,6 +36,8 @@ typedef struct feeder_stats
 	uint64_t	positions_out_of_range; /* database positions Kafka no longer had */
 	uint64_t	positions_lost;	/* offsets known lost with them (accepted) */
 	uint64_t	start_failures; /* starts that failed: offsets unreadable */
+	uint64_t	watermarks_refused; /* batches whose record_high_watermarks the
+									 * database refused: retried without */
 	int64_t		lag;			/* messages behind the high watermark, -1 unknown */
 } feeder_stats;
 
