@@ -35,6 +35,13 @@
 static __thread size_t avro_alloc_limit;
 
 /*
+ * Set when an allocation of avro-c failed on this thread for want of
+ * memory (not refused by the limit): the system's state, not the message's
+ * fault, so the decode is worth retrying (avro_alloc_oom).
+ */
+static __thread int avro_alloc_oom_flag;
+
+/*
  * The blocks avro-c holds that it allocated while this thread reads a value
  * (an open-addressing set of pointers, NULL: empty, AVRO_ALLOC_GONE: freed);
  * tracking is off while track_cap is 0.
@@ -142,6 +149,8 @@ avro_alloc_allocator(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (avro_alloc_limit != 0 && nsize > avro_alloc_limit)
 		return NULL;
 	p = realloc(ptr, nsize);
+	if (p == NULL)
+		avro_alloc_oom_flag = 1;
 	if (p != NULL && track_cap)
 	{
 		if (old)
@@ -216,4 +225,22 @@ avro_alloc_read_end(void)
 	avro_alloc_limit = 0;
 	if (track_cap)
 		avro_alloc_track_end();
+}
+
+/*
+ * avro_alloc_oom_clear, avro_alloc_oom
+ *		Whether an avro-c allocation on this thread failed for want of
+ *		memory since the last clear: a decode or a compile that failed so
+ *		is retried, not taken as the message's or the schema's fault.
+ */
+void
+avro_alloc_oom_clear(void)
+{
+	avro_alloc_oom_flag = 0;
+}
+
+int
+avro_alloc_oom(void)
+{
+	return avro_alloc_oom_flag;
 }

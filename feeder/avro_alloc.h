@@ -13,5 +13,7 @@
 extern void avro_alloc_init(void);
 extern void avro_alloc_read_begin(size_t len);
 extern void avro_alloc_read_end(void);
+extern void avro_alloc_oom_clear(void);
+extern int	avro_alloc_oom(void);
 
 #endif							/* FEEDER_AVRO_ALLOC_H */

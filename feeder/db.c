@@ -43,6 +43,7 @@
 
 #include <libpq-fe.h>
 
+#include "avro_alloc.h"
 #include "confluent.h"
 #include "db.h"
 #include "db_int.h"
@@ -50,6 +51,14 @@
 #include "feeder.h"
 #include "log.h"
 #include "utf8.h"
+
+/*
+ * A value whose decode runs out of memory (the system's, not the bound a
+ * value's size sets) is the batch's problem, not the message's: the batch
+ * is retried with back-off, this many times for one message at most; then
+ * the message is quarantined, its reason saying so.
+ */
+#define DB_DECODE_OOM_ATTEMPTS 5
 
 /*
  * The batch statement's name is this prefix and a digest of its text and
@@ -166,6 +175,10 @@ struct db_conn
 	char	   *member_id;		/* the status report's; NULL: none */
 	int			watermarks;		/* the session may record_high_watermarks */
 	int			ascii_texts;	/* the server refused a text: send ASCII */
+	/* the message whose decode ran out of memory, and how many times */
+	int32_t		oom_partition;
+	int64_t		oom_offset;
+	int			oom_attempts;
 	char	   *wm_text[3];		/* that statement's arrays, reused */
 	size_t		wm_cap[3];
 };
@@ -769,6 +782,46 @@ db_server_text(const db_conn *db, char *text)
 }
 
 /*
+ * db_decode_out_of_memory
+ *		The decode of m failed for want of memory.  1 with err filled
+ *		(transient, step decode: the batch is retried with back-off) for
+ *		the first DB_DECODE_OOM_ATTEMPTS - 1 attempts at that message; then
+ *		0, the reason saying so: the message is quarantined, a value that
+ *		cannot be decoded in the memory there is is not retried for ever.
+ */
+static int
+db_decode_out_of_memory(db_conn *db, const batch_msg *m, char *reason,
+						size_t reasonlen, db_error *err)
+{
+	char		msg[1400];
+	size_t		len;
+
+	if (db->oom_partition != m->partition || db->oom_offset != m->offset)
+	{
+		db->oom_partition = m->partition;
+		db->oom_offset = m->offset;
+		db->oom_attempts = 0;
+	}
+	if (++db->oom_attempts < DB_DECODE_OOM_ATTEMPTS)
+	{
+		err->cls = DB_ERR_TRANSIENT;
+		err->step = "decode";
+		snprintf(msg, sizeof(msg),
+				 "out of memory while decoding %s [%d] @%lld (attempt %d of %d, then it is quarantined): %s",
+				 m->topic, (int) m->partition, (long long) m->offset,
+				 db->oom_attempts, DB_DECODE_OOM_ATTEMPTS, reason);
+		utf8_fix(msg);
+		db_copy_message(err, msg);
+		return 1;
+	}
+	db->oom_attempts = 0;
+	len = strlen(reason);
+	snprintf(reason + len, reasonlen - len,
+			 " (out of memory in %d attempts)", DB_DECODE_OOM_ATTEMPTS);
+	return 0;
+}
+
+/*
  * db_add_framed
  *		The Schema Registry form's four elements of a message whose value
  *		is sent: its decoded JSON, schema id, decode error (confluent.c)
@@ -788,9 +841,13 @@ db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
 	confluent_status st;
 
 	avro_json_buf_reset(&db->decoded);
+	avro_alloc_oom_clear();
 	st = confluent_decode(db->registry, m->value, m->value_len, m->schema_id,
 						  m->schema_id_len, &db->decoded, &id, &has_id,
 						  reason, sizeof(reason));
+	if (st == CONFLUENT_REJECTED && avro_alloc_oom() &&
+		db_decode_out_of_memory(db, m, reason, sizeof(reason), err))
+		return -1;
 	if (st == CONFLUENT_TRANSIENT || st == CONFLUENT_FATAL)
 	{
 		err->cls = st == CONFLUENT_TRANSIENT ? DB_ERR_TRANSIENT : DB_ERR_FATAL;

@@ -48,6 +48,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "avro_alloc.h"
 #include "registry.h"
 #include "utf8.h"
 
@@ -911,6 +912,7 @@ registry_parse(registry *r, const char *base, int32_t id, const char *guid,
 	s->type = strcmp(type, "AVRO") == 0 ? REGISTRY_AVRO :
 		strcmp(type, "JSON") == 0 ? REGISTRY_JSON :
 		strcmp(type, "PROTOBUF") == 0 ? REGISTRY_PROTOBUF : REGISTRY_OTHER;
+	avro_alloc_oom_clear();
 	if (s->type == REGISTRY_AVRO && json_array_size(references) > 0)
 	{
 		char	   *composed = registry_with_references(r, base, text, references,
@@ -932,6 +934,17 @@ registry_parse(registry *r, const char *base, int32_t id, const char *guid,
 	else if (s->type == REGISTRY_AVRO)
 		s->avro = avro_json_compile(text, json_string_length(json_object_get(doc, "schema")),
 									cerr, sizeof(cerr));
+	if (s->type == REGISTRY_AVRO && s->avro == NULL && avro_alloc_oom())
+	{
+		/* the system's memory, not the schema: not kept, asked again */
+		char		what[64];
+
+		registry_what(id, guid, what, sizeof(what));
+		snprintf(err, errlen, "out of memory while compiling %s", what);
+		registry_schema_free(s);
+		json_decref(doc);
+		return REGISTRY_TRANSIENT;
+	}
 	if (s->type == REGISTRY_AVRO && s->avro == NULL)
 	{
 		/* cut to fit on a character boundary: a reason sent as text */
