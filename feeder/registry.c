@@ -474,6 +474,9 @@ registry_get(registry *r, const char *base, const char *path, const char *what,
 			 * undecodable; the feeder's configuration is not wrong.
 			 */
 			*unresolvable = 1;
+			snprintf(err, errlen,
+					 "this registry cannot resolve the schema GUIDs of __value_schema_id headers (%s answered HTTP %ld for /schemas/guids/)",
+					 base, status);
 			result = REGISTRY_UNKNOWN_ID;
 		}
 		else
@@ -1195,10 +1198,6 @@ registry_judge_unknown(registry *r, int32_t id, const char *guid,
 
 	if (unresolvable)
 	{
-		len = strlen(err);
-		snprintf(err + len, errlen - len,
-				 ": this registry cannot resolve the schema GUIDs of __value_schema_id headers");
-		utf8_fix(err);
 		snprintf(r->guids_err, sizeof(r->guids_err), "%s", err);
 		utf8_fix(r->guids_err);
 		r->guids_unresolvable_until = now + r->unknown_ttl_ms;
