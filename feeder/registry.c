@@ -23,16 +23,15 @@
  * replica may not know a brand-new id yet, so an unknown id is retried
  * (transient) for a grace before its message is quarantined, and the
  * answer is then kept for a while, so that a producer cycling through ids
- * costs no request per message (registry_judge_unknown).  A GUID lookup
+ * costs no request per message (registry_unknown.c).  A GUID lookup
  * answered by a plain 404 (a registry without /schemas/guids) makes that
  * message undecodable, never the configuration wrong.
  *
  * A schema may name types of other subjects ("references": name, subject,
  * version): those schemas are fetched (GET /subjects/{s}/versions/{v}),
  * theirs in turn, bounded in depth and number, and composed into one
- * schema text by putting each referenced schema at its name's first use,
- * which avro-c then compiles; the result is cached under the id like any
- * schema.
+ * schema text (registry_refs.c), which avro-c then compiles; the result is
+ * cached under the id like any schema.
  *
  * The credentials go to libcurl only; no log line or error text holds them.
  *
@@ -50,31 +49,12 @@
 
 #include "avro_alloc.h"
 #include "registry.h"
+#include "registry_refs.h"
+#include "registry_unknown.h"
 #include "utf8.h"
-
-/*
- * Ids (and GUIDs) the registry did not know that are remembered at once;
- * past it, the oldest is forgotten.
- */
-#define REGISTRY_MAX_UNKNOWN 1024
-
-/*
- * While this many ids turned out unknown for good within the last
- * unknown_ttl_ms, a new unknown id gets no grace: a producer cycling
- * through ids it made up cannot hold the batches up for a grace each.
- */
-#define REGISTRY_GRACE_MAX_CONFIRMED 8
 
 /* Largest answer accepted (a schema is rarely more than a few kB). */
 #define REGISTRY_MAX_ANSWER (8 * 1024 * 1024)
-
-/*
- * Bounds of a schema's references (schemas of other subjects it names,
- * composed into it): levels of references of references, and schemas in
- * all.
- */
-#define REGISTRY_MAX_REFERENCE_DEPTH 8
-#define REGISTRY_MAX_REFERENCES 64
 
 /*
  * How much longer than the fetch itself can take (each URL's timeout in
@@ -100,20 +80,6 @@ typedef struct registry_fetching
 	struct registry_fetching *next;
 } registry_fetching;
 
-/*
- * An id (or GUID) the registry said it does not know: retried while in
- * grace (until_ms 0, since first_ms), then answered from here until
- * until_ms without asking.
- */
-typedef struct registry_unknown
-{
-	int32_t		id;
-	char		guid[40];		/* "" when by id */
-	int64_t		first_ms;
-	int64_t		until_ms;		/* 0: still in grace */
-	char		err[512];
-} registry_unknown;
-
 struct registry
 {
 	char	  **urls;
@@ -129,12 +95,7 @@ struct registry
 	registry_fetching *fetching;	/* under lock */
 	registry_schema **cache;
 	int			ncache;
-	long		unknown_grace_ms;
-	long		unknown_ttl_ms;
-	registry_unknown unknown[REGISTRY_MAX_UNKNOWN];	/* under lock */
-	int			nunknown;
-	int64_t		guids_unresolvable_until;	/* under lock; 0: not known */
-	char		guids_err[512];
+	registry_unknowns unknown;	/* under lock */
 	uint64_t	fetches;
 	registry_stats stats;		/* under lock */
 };
@@ -224,10 +185,11 @@ registry_new(const registry_options *opts)
 	r->key_file = opts->key_file ? strdup(opts->key_file) : NULL;
 	r->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 10000;
 	r->max_schemas = opts->max_schemas > 0 ? opts->max_schemas : 1000;
-	r->unknown_grace_ms = opts->unknown_grace_ms > 0 ? opts->unknown_grace_ms :
-		opts->unknown_grace_ms < 0 ? 0 : REGISTRY_UNKNOWN_GRACE_MS;
-	r->unknown_ttl_ms = opts->unknown_ttl_ms > 0 ? opts->unknown_ttl_ms :
-		REGISTRY_UNKNOWN_TTL_MS;
+	registry_unknowns_init(&r->unknown,
+						   opts->unknown_grace_ms > 0 ? opts->unknown_grace_ms :
+						   opts->unknown_grace_ms < 0 ? 0 : REGISTRY_UNKNOWN_GRACE_MS,
+						   opts->unknown_ttl_ms > 0 ? opts->unknown_ttl_ms :
+						   REGISTRY_UNKNOWN_TTL_MS);
 	r->cache = calloc(r->max_schemas, sizeof(registry_schema *));
 	r->stats.up = 1;			/* until a request says otherwise */
 	pthread_mutex_init(&r->lock, NULL);
@@ -493,377 +455,52 @@ registry_get(registry *r, const char *base, const char *path, const char *what,
 	return result;
 }
 
-/*
- * The walk that composes a schema with its references: the referenced
- * schemas by the names the schema uses for them, the full names defined so
- * far.
- */
-typedef struct registry_ref
+/* Where registry_fetch_subject asks: the client and the URL in use. */
+typedef struct registry_at
 {
-	char	   *name;			/* the reference's name: a full name */
-	json_t	   *schema;			/* its schema's JSON */
-} registry_ref;
-
-typedef struct registry_compose
-{
-	registry_ref refs[REGISTRY_MAX_REFERENCES];
-	int			nrefs;
-	char	  **defined;
-	int			ndefined;
-	int			cap;
-	int			failed;			/* out of memory */
-} registry_compose;
+	registry   *r;
+	const char *base;
+} registry_at;
 
 /*
- * registry_compose_free
- *		Release what a composition gathered.
- */
-static void
-registry_compose_free(registry_compose *c)
-{
-	int			i;
-
-	for (i = 0; i < c->nrefs; i++)
-	{
-		free(c->refs[i].name);
-		json_decref(c->refs[i].schema);
-	}
-	for (i = 0; i < c->ndefined; i++)
-		free(c->defined[i]);
-	free(c->defined);
-}
-
-/*
- * registry_gather
- *		Fetch the schemas references names (a registry answer's
- *		"references": name, subject, version), and theirs in turn, at most
- *		REGISTRY_MAX_REFERENCE_DEPTH levels deep and REGISTRY_MAX_REFERENCES
- *		in all, each once, into c.  A failure of the registry is returned
- *		as for an id (a subject or version it does not have: unknown); a
- *		reference the feeder cannot use (malformed, not Avro, too many, too
- *		deep) sets *unusable with err saying why.
+ * registry_fetch_subject
+ *		GET /subjects/{subject}/versions/{version} for a reference
+ *		(registry_refs_fetch): the registry's answer, or its failure (a
+ *		subject or version it does not have: unknown).
  */
 static registry_status
-registry_gather(registry *r, const char *base, json_t *references, int depth,
-				registry_compose *c, int *unusable, char *err, size_t errlen)
+registry_fetch_subject(void *arg, const char *subject, long long version,
+					   const char *what, json_t **doc, char *err, size_t errlen)
 {
-	size_t		i;
-
-	for (i = 0; i < json_array_size(references); i++)
-	{
-		json_t	   *ref = json_array_get(references, i);
-		const char *name = json_string_value(json_object_get(ref, "name"));
-		const char *subject = json_string_value(json_object_get(ref, "subject"));
-		json_t	   *version = json_object_get(ref, "version");
-		const char *type;
-		char	   *escaped;
-		char		path[2048];
-		char		what[320];
-		registry_body body;
-		registry_status st;
-		json_t	   *doc,
-				   *schema;
-		json_error_t jerr;
-		int			k,
-					unresolvable = 0;
-
-		if (name == NULL || subject == NULL || !json_is_integer(version))
-		{
-			snprintf(err, errlen, "a reference of the schema is not a name, a subject and a version");
-			*unusable = 1;
-			return REGISTRY_OK;
-		}
-		for (k = 0; k < c->nrefs && strcmp(c->refs[k].name, name) != 0; k++)
-			;
-		if (k < c->nrefs)
-			continue;			/* already there */
-		if (depth > REGISTRY_MAX_REFERENCE_DEPTH || c->nrefs == REGISTRY_MAX_REFERENCES)
-		{
-			snprintf(err, errlen,
-					 "the schema's references go deeper than %d levels or number more than %d (reference %.200s)",
-					 REGISTRY_MAX_REFERENCE_DEPTH, REGISTRY_MAX_REFERENCES, name);
-			*unusable = 1;
-			return REGISTRY_OK;
-		}
-		escaped = curl_easy_escape(NULL, subject, 0);
-		if (escaped == NULL)
-		{
-			snprintf(err, errlen, "out of memory");
-			return REGISTRY_TRANSIENT;
-		}
-		snprintf(path, sizeof(path), "/subjects/%s/versions/%lld", escaped,
-				 (long long) json_integer_value(version));
-		curl_free(escaped);
-		snprintf(what, sizeof(what), "reference %.120s (subject %.120s version %lld)",
-				 name, subject, (long long) json_integer_value(version));
-		utf8_fix(what);
-		st = registry_get(r, base, path, what, REGISTRY_GET_SUBJECT, &body,
-						  &unresolvable, err, errlen);
-		if (st != REGISTRY_OK)
-			return st;
-		doc = json_loadb(body.data ? body.data : "", body.len, 0, &jerr);
-		free(body.data);
-		if (!json_is_string(json_object_get(doc, "schema")))
-		{
-			snprintf(err, errlen, "the answer for %.320s is not a Schema Registry's (no \"schema\" string)", what);
-			json_decref(doc);
-			return REGISTRY_FATAL;
-		}
-		type = json_string_value(json_object_get(doc, "schemaType"));
-		schema = json_loads(json_string_value(json_object_get(doc, "schema")),
-							JSON_DECODE_ANY, &jerr);
-		if ((type != NULL && strcmp(type, "AVRO") != 0) || schema == NULL)
-		{
-			snprintf(err, errlen, "%.320s is not an Avro schema in JSON", what);
-			json_decref(schema);
-			json_decref(doc);
-			*unusable = 1;
-			return REGISTRY_OK;
-		}
-		c->refs[c->nrefs].name = strdup(name);
-		c->refs[c->nrefs].schema = schema;
-		c->nrefs++;
-		st = registry_gather(r, base, json_object_get(doc, "references"), depth + 1,
-							 c, unusable, err, errlen);
-		json_decref(doc);
-		if (st != REGISTRY_OK || *unusable)
-			return st;
-	}
-	return REGISTRY_OK;
-}
-
-/*
- * registry_is_primitive
- *		Whether an Avro type name is a primitive's.
- */
-static int
-registry_is_primitive(const char *name)
-{
-	static const char *const primitives[] = {
-		"null", "boolean", "int", "long", "float", "double", "bytes", "string"
-	};
-	size_t		i;
-
-	for (i = 0; i < sizeof(primitives) / sizeof(primitives[0]); i++)
-		if (strcmp(name, primitives[i]) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * registry_full_name
- *		The full name of name used or defined in namespace ns (NULL or "":
- *		none), malloc'ed: a name with a dot is full already.
- */
-static char *
-registry_full_name(const char *name, const char *ns)
-{
-	char	   *full;
-
-	if (strchr(name, '.') != NULL || ns == NULL || ns[0] == '\0')
-		return strdup(name);
-	full = malloc(strlen(ns) + strlen(name) + 2);
-	if (full)
-		sprintf(full, "%s.%s", ns, name);
-	return full;
-}
-
-/*
- * registry_defined
- *		Whether full is defined already; with add, define it if not.
- */
-static int
-registry_defined(registry_compose *c, const char *full, int add)
-{
-	int			i;
-
-	for (i = 0; i < c->ndefined; i++)
-		if (strcmp(c->defined[i], full) == 0)
-			return 1;
-	if (!add)
-		return 0;
-	if (c->ndefined == c->cap)
-	{
-		int			cap = c->cap ? c->cap * 2 : 16;
-		char	  **grown = realloc(c->defined, sizeof(char *) * (size_t) cap);
-
-		if (grown == NULL)
-		{
-			c->failed = 1;
-			return 0;
-		}
-		c->defined = grown;
-		c->cap = cap;
-	}
-	if ((c->defined[c->ndefined] = strdup(full)) == NULL)
-		c->failed = 1;
-	else
-		c->ndefined++;
-	return 0;
-}
-
-/*
- * registry_inline
- *		Walk a schema's JSON in the order avro-c parses it (namespace ns
- *		around it), and put at the first use of each referenced name the
- *		referenced schema itself, walked in turn, so that avro-c meets
- *		each named type's definition before its other uses.  A type
- *		defined twice (two references sharing one) keeps its first
- *		definition; the second becomes its name.  Returns the node that
- *		replaces node (a new reference), or NULL to keep it.
- */
-static json_t *
-registry_inline(json_t *node, const char *ns, registry_compose *c)
-{
-	if (json_is_string(node))
-	{
-		const char *name = json_string_value(node);
-		char	   *full;
-		json_t	   *copy = NULL,
-				   *walked;
-		int			i;
-
-		if (registry_is_primitive(name) || (full = registry_full_name(name, ns)) == NULL)
-			return NULL;
-		for (i = 0; i < c->nrefs; i++)
-			if (strcmp(c->refs[i].name, full) == 0 && !registry_defined(c, full, 0))
-			{
-				copy = json_deep_copy(c->refs[i].schema);
-				break;
-			}
-		free(full);
-		if (copy == NULL)
-			return NULL;
-		walked = registry_inline(copy, ns, c);
-		if (walked)
-		{
-			json_decref(copy);
-			copy = walked;
-		}
-		return copy;
-	}
-	if (json_is_array(node))
-	{
-		size_t		i;
-
-		for (i = 0; i < json_array_size(node); i++)
-		{
-			json_t	   *walked = registry_inline(json_array_get(node, i), ns, c);
-
-			if (walked)
-				json_array_set_new(node, i, walked);
-		}
-		return NULL;
-	}
-	if (json_is_object(node))
-	{
-		json_t	   *type = json_object_get(node, "type");
-		const char *kind = json_string_value(type);
-		const char *name = json_string_value(json_object_get(node, "name"));
-		const char *own_ns = json_string_value(json_object_get(node, "namespace"));
-		json_t	   *walked;
-
-		if (kind && name && (strcmp(kind, "record") == 0 || strcmp(kind, "error") == 0 ||
-							 strcmp(kind, "enum") == 0 || strcmp(kind, "fixed") == 0))
-		{
-			char	   *full = registry_full_name(name, own_ns ? own_ns : ns);
-			char	   *inner_ns;
-			json_t	   *fields = json_object_get(node, "fields");
-			size_t		i;
-
-			if (full == NULL)
-			{
-				c->failed = 1;
-				return NULL;
-			}
-			if (registry_defined(c, full, 1))
-			{
-				walked = json_string(full);
-				free(full);
-				return walked;
-			}
-			/* the names inside are in the namespace of the full name */
-			inner_ns = full;
-			if (strrchr(inner_ns, '.'))
-				*strrchr(inner_ns, '.') = '\0';
-			else
-				inner_ns[0] = '\0';
-			for (i = 0; i < json_array_size(fields); i++)
-			{
-				json_t	   *field = json_array_get(fields, i);
-
-				if ((walked = registry_inline(json_object_get(field, "type"), inner_ns, c)))
-					json_object_set_new(field, "type", walked);
-			}
-			free(full);
-			return NULL;
-		}
-		if (kind && strcmp(kind, "array") == 0)
-		{
-			if ((walked = registry_inline(json_object_get(node, "items"), ns, c)))
-				json_object_set_new(node, "items", walked);
-			return NULL;
-		}
-		if (kind && strcmp(kind, "map") == 0)
-		{
-			if ((walked = registry_inline(json_object_get(node, "values"), ns, c)))
-				json_object_set_new(node, "values", walked);
-			return NULL;
-		}
-		if (type && (walked = registry_inline(type, ns, c)))
-			json_object_set_new(node, "type", walked);
-	}
-	return NULL;
-}
-
-/*
- * registry_with_references
- *		The text of a schema whose registry answer has references, composed
- *		with them (see registry_inline), malloc'ed.  NULL with *st and err
- *		set when the registry failed; NULL with *st REGISTRY_OK and err set
- *		when the schema cannot be composed (then it is not usable).
- */
-static char *
-registry_with_references(registry *r, const char *base, const char *text,
-						 json_t *references, registry_status *st,
-						 char *err, size_t errlen)
-{
-	registry_compose c;
+	registry_at *at = arg;
+	char	   *escaped = curl_easy_escape(NULL, subject, 0);
+	char		path[2048];
+	registry_body body;
+	registry_status st;
 	json_error_t jerr;
-	json_t	   *schema,
-			   *walked;
-	int			unusable = 0;
-	char	   *composed = NULL;
+	int			unresolvable = 0;
 
-	memset(&c, 0, sizeof(c));
-	*st = registry_gather(r, base, references, 1, &c, &unusable, err, errlen);
-	if (*st != REGISTRY_OK || unusable)
-	{
-		registry_compose_free(&c);
-		return NULL;
-	}
-	schema = json_loads(text, JSON_DECODE_ANY, &jerr);
-	if (schema == NULL)
-	{
-		snprintf(err, errlen, "the schema is not JSON: %s", jerr.text);
-		registry_compose_free(&c);
-		return NULL;
-	}
-	if ((walked = registry_inline(schema, NULL, &c)))
-	{
-		json_decref(schema);
-		schema = walked;
-	}
-	if (!c.failed)
-		composed = json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY);
-	if (composed == NULL)
+	if (escaped == NULL)
 	{
 		snprintf(err, errlen, "out of memory");
-		*st = REGISTRY_TRANSIENT;
+		return REGISTRY_TRANSIENT;
 	}
-	json_decref(schema);
-	registry_compose_free(&c);
-	return composed;
+	snprintf(path, sizeof(path), "/subjects/%s/versions/%lld", escaped, version);
+	curl_free(escaped);
+	st = registry_get(at->r, at->base, path, what, REGISTRY_GET_SUBJECT, &body,
+					  &unresolvable, err, errlen);
+	if (st != REGISTRY_OK)
+		return st;
+	*doc = json_loadb(body.data ? body.data : "", body.len, 0, &jerr);
+	free(body.data);
+	if (!json_is_string(json_object_get(*doc, "schema")))
+	{
+		snprintf(err, errlen, "the answer for %.320s is not a Schema Registry's (no \"schema\" string)", what);
+		json_decref(*doc);
+		*doc = NULL;
+		return REGISTRY_FATAL;
+	}
+	return REGISTRY_OK;
 }
 
 /*
@@ -918,8 +555,10 @@ registry_parse(registry *r, const char *base, int32_t id, const char *guid,
 	avro_alloc_oom_clear();
 	if (s->type == REGISTRY_AVRO && json_array_size(references) > 0)
 	{
-		char	   *composed = registry_with_references(r, base, text, references,
-														&st, cerr, sizeof(cerr));
+		registry_at at = {r, base};
+		char	   *composed = registry_refs_compose(text, references,
+													 registry_fetch_subject, &at,
+													 &st, cerr, sizeof(cerr));
 
 		if (composed)
 		{
@@ -1115,132 +754,6 @@ registry_now_ms(void)
 }
 
 /*
- * registry_unknown_find
- *		The record of an id (or GUID) the registry did not know, or NULL.
- *		Under lock.
- */
-static registry_unknown *
-registry_unknown_find(registry *r, int32_t id, const char *guid)
-{
-	int			i;
-
-	for (i = 0; i < r->nunknown; i++)
-		if (guid ? strcmp(r->unknown[i].guid, guid) == 0 :
-			(r->unknown[i].guid[0] == '\0' && r->unknown[i].id == id))
-			return &r->unknown[i];
-	return NULL;
-}
-
-/*
- * registry_known_unknown
- *		Whether the registry said lately that it does not know the id or
- *		GUID (or, for a GUID, that it cannot resolve GUIDs at all), and
- *		that answer still holds: then err is that answer and no request is
- *		made.  Under lock.
- */
-static int
-registry_known_unknown(registry *r, int32_t id, const char *guid,
-					   char *err, size_t errlen)
-{
-	int64_t		now = registry_now_ms();
-	registry_unknown *u;
-
-	if (guid && r->guids_unresolvable_until > now)
-	{
-		utf8_copy(err, errlen, r->guids_err);
-		r->stats.negative_hits++;
-		return 1;
-	}
-	u = registry_unknown_find(r, id, guid);
-	if (u == NULL || u->until_ms <= now)
-		return 0;
-	utf8_copy(err, errlen, u->err);
-	r->stats.negative_hits++;
-	return 1;
-}
-
-/*
- * registry_forget_unknown
- *		The registry knows the id now: forget that it did not.  Under lock.
- */
-static void
-registry_forget_unknown(registry *r, int32_t id, const char *guid)
-{
-	registry_unknown *u = registry_unknown_find(r, id, guid);
-
-	if (u)
-		*u = r->unknown[--r->nunknown];
-}
-
-/*
- * registry_judge_unknown
- *		The registry answered that it does not know an id or GUID (or a
- *		schema its references name).  A registry replica may not have a
- *		brand-new schema yet, so an id is given a grace of
- *		unknown_grace_ms from its first such answer, during which the
- *		lookup is transient (the batch is retried with back-off, counted in
- *		unknown_retries); past it, or when REGISTRY_GRACE_MAX_CONFIRMED ids
- *		turned out unknown within the last unknown_ttl_ms, the id is
- *		unknown (its message is quarantined) and that answer is kept for
- *		unknown_ttl_ms.  A registry that cannot resolve GUIDs at all
- *		(unresolvable) gets no grace, and every GUID is unknown for
- *		unknown_ttl_ms.  Under lock.
- */
-static registry_status
-registry_judge_unknown(registry *r, int32_t id, const char *guid,
-					   int unresolvable, char *err, size_t errlen)
-{
-	int64_t		now = registry_now_ms();
-	registry_unknown *u;
-	int			confirmed = 0,
-				i;
-	size_t		len;
-
-	if (unresolvable)
-	{
-		snprintf(r->guids_err, sizeof(r->guids_err), "%s", err);
-		utf8_fix(r->guids_err);
-		r->guids_unresolvable_until = now + r->unknown_ttl_ms;
-		return REGISTRY_UNKNOWN_ID;
-	}
-	u = registry_unknown_find(r, id, guid);
-	if (u == NULL)
-	{
-		if (r->nunknown == REGISTRY_MAX_UNKNOWN)
-		{
-			int			oldest = 0;
-
-			for (i = 1; i < r->nunknown; i++)
-				if (r->unknown[i].first_ms < r->unknown[oldest].first_ms)
-					oldest = i;
-			r->unknown[oldest] = r->unknown[--r->nunknown];
-		}
-		u = &r->unknown[r->nunknown++];
-		memset(u, 0, sizeof(*u));
-		u->id = id;
-		snprintf(u->guid, sizeof(u->guid), "%s", guid ? guid : "");
-		u->first_ms = now;
-	}
-	for (i = 0; i < r->nunknown; i++)
-		if (r->unknown[i].until_ms > now)
-			confirmed++;
-	if (u->until_ms == 0 && now - u->first_ms < r->unknown_grace_ms &&
-		confirmed < REGISTRY_GRACE_MAX_CONFIRMED)
-	{
-		r->stats.unknown_retries++;
-		len = strlen(err);
-		snprintf(err + len, errlen - len,
-				 "; retried for up to %ld ms from the first such answer (a registry replica may not have a new schema yet)",
-				 r->unknown_grace_ms);
-		utf8_fix(err);
-		return REGISTRY_TRANSIENT;
-	}
-	u->until_ms = now + r->unknown_ttl_ms;
-	utf8_copy(u->err, sizeof(u->err), err);
-	return REGISTRY_UNKNOWN_ID;
-}
-
-/*
  * registry_lookup_key
  *		The schema of an id, or of a GUID when guid is not NULL, from the
  *		cache or the registry (each URL in turn while they fail
@@ -1267,8 +780,10 @@ registry_lookup_key(registry *r, int32_t id, const char *guid,
 		*out = s;
 		return REGISTRY_OK;
 	}
-	if (registry_known_unknown(r, id, guid, err, errlen))
+	if (registry_unknowns_known(&r->unknown, id, guid, registry_now_ms(),
+								err, errlen))
 	{
+		r->stats.negative_hits++;
 		pthread_mutex_unlock(&r->lock);
 		return REGISTRY_UNKNOWN_ID;
 	}
@@ -1301,9 +816,12 @@ registry_lookup_key(registry *r, int32_t id, const char *guid,
 	/* leave the result to the lanes waiting (refs - 1 of them) */
 	pthread_mutex_lock(&r->lock);
 	if (st == REGISTRY_OK)
-		registry_forget_unknown(r, id, guid);
-	else if (st == REGISTRY_UNKNOWN_ID)
-		st = registry_judge_unknown(r, id, guid, unresolvable, err, errlen);
+		registry_unknowns_forget(&r->unknown, id, guid);
+	else if (st == REGISTRY_UNKNOWN_ID &&
+			 (st = registry_unknowns_judge(&r->unknown, id, guid, unresolvable,
+										   registry_now_ms(), err, errlen)) ==
+			 REGISTRY_TRANSIENT)
+		r->stats.unknown_retries++;
 	for (link = &r->fetching; *link != f; link = &(*link)->next)
 		;
 	*link = f->next;
@@ -1404,6 +922,7 @@ registry_free(registry *r)
 		free(r->urls[i]);
 	free(r->urls);
 	free(r->cache);
+	registry_unknowns_free(&r->unknown);
 	if (r->user_info)
 		memset(r->user_info, 0, strlen(r->user_info));
 	free(r->user_info);

@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "registry.h"
+#include "registry_unknown.h"
 #include "utf8.h"
 
 #define NLANES 4
@@ -676,6 +677,57 @@ test_compile_error_valid_utf8(void **state)
 	registry_free(r);
 }
 
+/*
+ * The memory of unknown ids on a clock of the test's: the grace ends at
+ * grace_ms exactly, the answer is kept ttl_ms, a GUID registry without
+ * /schemas/guids answers for every GUID, and no more than 1024 ids are
+ * remembered.
+ */
+static void
+test_unknowns_on_a_clock(void **state)
+{
+	registry_unknowns u;
+	char		err[512];
+	int			id;
+
+	(void) state;
+	registry_unknowns_init(&u, 1000, 5000);
+	strcpy(err, "40403");
+	assert_int_equal(registry_unknowns_judge(&u, 1, NULL, 0, 100, err, sizeof(err)), REGISTRY_TRANSIENT);
+	assert_false(registry_unknowns_known(&u, 1, NULL, 100, err, sizeof(err)));
+	strcpy(err, "40403");
+	assert_int_equal(registry_unknowns_judge(&u, 1, NULL, 0, 1099, err, sizeof(err)), REGISTRY_TRANSIENT);
+	strcpy(err, "40403 late");
+	assert_int_equal(registry_unknowns_judge(&u, 1, NULL, 0, 1100, err, sizeof(err)), REGISTRY_UNKNOWN_ID);
+	assert_true(registry_unknowns_known(&u, 1, NULL, 6099, err, sizeof(err)));
+	assert_string_equal(err, "40403 late");
+	assert_false(registry_unknowns_known(&u, 1, NULL, 6100, err, sizeof(err)));
+	/* asked again after the memory: unknown at once, no second grace */
+	strcpy(err, "40403");
+	assert_int_equal(registry_unknowns_judge(&u, 1, NULL, 0, 6100, err, sizeof(err)), REGISTRY_UNKNOWN_ID);
+	/* a GUID by id 1's number is another key */
+	assert_false(registry_unknowns_known(&u, 1, "00000000-0000-0000-0000-000000000001", 6100, err, sizeof(err)));
+	strcpy(err, "no guids");
+	assert_int_equal(registry_unknowns_judge(&u, 0, "00000000-0000-0000-0000-000000000001", 1, 7000, err, sizeof(err)),
+					 REGISTRY_UNKNOWN_ID);
+	assert_true(registry_unknowns_known(&u, 0, "ffffffff-0000-0000-0000-000000000002", 7001, err, sizeof(err)));
+	assert_string_equal(err, "no guids");
+	/* once known again, forgotten */
+	registry_unknowns_forget(&u, 1, NULL);
+	assert_false(registry_unknowns_known(&u, 1, NULL, 7000, err, sizeof(err)));
+	/* bounded: 2000 ids, the first ones forgotten */
+	for (id = 1000; id < 3000; id++)
+	{
+		strcpy(err, "40403");
+		registry_unknowns_judge(&u, id, NULL, 0, 10000 + id, err, sizeof(err));
+		registry_unknowns_judge(&u, id, NULL, 0, 20000 + id, err, sizeof(err));
+	}
+	assert_true(u.n <= 1024);
+	assert_false(registry_unknowns_known(&u, 1000, NULL, 23000, err, sizeof(err)));
+	assert_true(registry_unknowns_known(&u, 2999, NULL, 23000, err, sizeof(err)));
+	registry_unknowns_free(&u);
+}
+
 int
 main(void)
 {
@@ -690,6 +742,7 @@ main(void)
 		cmocka_unit_test(test_unknown_grace_bounded),
 		cmocka_unit_test(test_references_composed),
 		cmocka_unit_test(test_compile_error_valid_utf8),
+		cmocka_unit_test(test_unknowns_on_a_clock),
 	};
 	int			failed;
 
