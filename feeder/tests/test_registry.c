@@ -678,6 +678,78 @@ test_compile_error_valid_utf8(void **state)
 }
 
 /*
+ * References are bounded: a chain of 10 levels makes the schema unusable
+ * (its messages quarantined, the reason saying why; nothing fetched past
+ * the bound), and two schemas that reference each other are each fetched
+ * once and composed.
+ */
+static void
+test_references_bounded(void **state)
+{
+	test_route routes[14];
+	char		paths[14][64];
+	test_server srv;
+	registry_schema *schema = NULL;
+	registry   *r;
+	char		err[512];
+	char		text[512];
+	char		refs[256];
+	int			i;
+
+	(void) state;
+	memset(routes, 0, sizeof(routes));
+	/* id 20: a record using a.T0; a.Ti (subject si) uses a.T(i+1) */
+	snprintf(text, sizeof(text),
+			 "{\"type\": \"record\", \"name\": \"Top\", \"fields\": [{\"name\": \"t\", \"type\": \"a.T0\"}]}");
+	routes[0] = (test_route) {"/schemas/ids/20", OK_200,
+		schema_answer(text, "[{\"name\": \"a.T0\", \"subject\": \"s0\", \"version\": 1}]"), 0};
+	for (i = 0; i < 10; i++)
+	{
+		snprintf(paths[i + 1], sizeof(paths[i + 1]), "/subjects/s%d/versions/1", i);
+		snprintf(text, sizeof(text),
+				 "{\"type\": \"record\", \"name\": \"T%d\", \"namespace\": \"a\", \"fields\": [{\"name\": \"n\", \"type\": [\"null\", \"a.T%d\"]}]}",
+				 i, i + 1);
+		snprintf(refs, sizeof(refs), "[{\"name\": \"a.T%d\", \"subject\": \"s%d\", \"version\": 1}]",
+				 i + 1, i + 1);
+		routes[i + 1] = (test_route) {paths[i + 1], OK_200, schema_answer(text, refs), 0};
+	}
+	/* id 21: b.A and b.B reference each other */
+	routes[11] = (test_route) {"/schemas/ids/21", OK_200,
+		schema_answer("{\"type\": \"record\", \"name\": \"Top\", \"fields\": [{\"name\": \"a\", \"type\": \"b.A\"}]}",
+					  "[{\"name\": \"b.A\", \"subject\": \"sa\", \"version\": 1}]"), 0};
+	routes[12] = (test_route) {"/subjects/sa/versions/1", OK_200,
+		schema_answer("{\"type\": \"record\", \"name\": \"A\", \"namespace\": \"b\", \"fields\": [{\"name\": \"b\", \"type\": [\"null\", \"b.B\"]}]}",
+					  "[{\"name\": \"b.B\", \"subject\": \"sb\", \"version\": 1}]"), 0};
+	routes[13] = (test_route) {"/subjects/sb/versions/1", OK_200,
+		schema_answer("{\"type\": \"record\", \"name\": \"B\", \"namespace\": \"b\", \"fields\": [{\"name\": \"a\", \"type\": [\"null\", \"b.A\"]}]}",
+					  "[{\"name\": \"b.A\", \"subject\": \"sa\", \"version\": 1}]"), 0};
+	server_start(&srv, NOT_FOUND, UNKNOWN_BODY, 0);
+	srv.routes = routes;
+	srv.nroutes = 14;
+	r = new_client(&srv, 5000, 10);
+
+	assert_int_equal(registry_lookup(r, 20, &schema, err, sizeof(err)), REGISTRY_OK);
+	assert_null(schema->avro);
+	assert_non_null(schema->compile_error);
+	assert_non_null(strstr(schema->compile_error, "deeper than 8 levels"));
+	registry_release(r, schema);
+	assert_int_equal(__atomic_load_n(&routes[8].hits, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(__atomic_load_n(&routes[9].hits, __ATOMIC_SEQ_CST), 0);
+
+	assert_int_equal(registry_lookup(r, 21, &schema, err, sizeof(err)), REGISTRY_OK);
+	if (schema->compile_error)
+		fail_msg("not composed: %s", schema->compile_error);
+	assert_non_null(schema->avro);
+	registry_release(r, schema);
+	assert_int_equal(__atomic_load_n(&routes[12].hits, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(__atomic_load_n(&routes[13].hits, __ATOMIC_SEQ_CST), 1);
+	server_stop(&srv);
+	for (i = 0; i < 14; i++)
+		free(routes[i].body);
+	registry_free(r);
+}
+
+/*
  * The memory of unknown ids on a clock of the test's: the grace ends at
  * grace_ms exactly, the answer is kept ttl_ms, a GUID registry without
  * /schemas/guids answers for every GUID, and no more than 1024 ids are
@@ -743,6 +815,7 @@ main(void)
 		cmocka_unit_test(test_references_composed),
 		cmocka_unit_test(test_compile_error_valid_utf8),
 		cmocka_unit_test(test_unknowns_on_a_clock),
+		cmocka_unit_test(test_references_bounded),
 	};
 	int			failed;
 
