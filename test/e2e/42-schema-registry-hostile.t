@@ -107,12 +107,15 @@ kcat -b "$KAFKA_BOOTSTRAP" -P -t "$E2E_TOPIC" -p 0 -k g01 -H "__value_schema_id=
 msg_file 0 u01 insert 4203 SR-4203 - "$M/u01.bin"
 msg_file 0 r02 insert 4204 SR-4204 - "$M/r02.bin"
 
+# a grace of 60 s, so that the schema registered below surely comes within
+# it on a loaded machine (the default is 10 s)
 feeder_start f "$E2E_TOPIC" "$GROUP" --value-format confluent --schema-registry "$SR_URL" \
+	--schema-registry-unknown-grace-ms 60000 \
 	--metrics-listen 127.0.0.1:0 -X auto.commit.interval.ms=200 --log-level info
 
 # the id not yet registered: the batch waits within the grace
 check "an id the registry does not know yet: the batch is retried within its grace (batch_failed, 'retried for up to')" \
-	ro_wait_until 60 eval "grep -q 'event=batch_failed .*step=schema_registry .*schema id $NEXT_ID.*retried for up to' '$E2E_TMP/f.log'"
+	ro_wait_until 60 eval "grep -q 'event=batch_failed .*step=schema_registry .*schema id $NEXT_ID.*retried for up to 60000 ms' '$E2E_TMP/f.log'"
 [ "$(register later-value "$UNKNOWN_YET")" = "$NEXT_ID" ] || bail "the late schema did not get id $NEXT_ID"
 check "registered meanwhile: the feeder catches up within 60 s" db_wait_caught_up "$GROUP" 60
 check "the feeder still runs (a __value_schema_id header made it exit 3)" feeder_alive f
