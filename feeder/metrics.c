@@ -539,6 +539,9 @@ metrics_render_locked(metrics_buf *buf)
 	metrics_counter(buf, "watermarks_refused_total",
 					"Batches whose record_high_watermarks the database refused (EXECUTE revoked, the function gone): each was retried at once without it, and batches go on without recording high watermarks.",
 					s->watermarks_refused);
+	metrics_counter(buf, "status_report_failures_total",
+					"Status reports to received_orders.feeders that failed (the database down, report_feeder not granted or revoked): event=status_report_failed; batches go on.",
+					s->status_failures);
 
 	metrics_family(buf, "batch_duration_seconds", "histogram",
 				   "Duration of the database transaction that committed a batch, with the offset store.");

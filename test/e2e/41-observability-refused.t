@@ -12,7 +12,8 @@
 # the stream; the refusal of record_high_watermarks is logged once
 # (event=high_watermarks_off with its SQLSTATE) and counted
 # (watermarks_refused_total); the failed status reports are logged
-# (status_report_failed) and the feeder stays healthy.  Restarted without
+# (status_report_failed) and counted (status_report_failures_total), and
+# the feeder stays healthy.  Restarted without
 # the grants, it starts and goes on as well.
 
 # shellcheck source=test/e2e/lib.sh
@@ -23,7 +24,7 @@ GROUP=e2e-41
 PARTITIONS=2
 ARGS=(--batch-size 20 --batch-wait-ms 20 --status-interval 1 --metrics-listen 127.0.0.1:0
 	-X auto.commit.interval.ms=200)
-plan 14
+plan 15
 
 kafka_start 1 "$E2E_TOPIC:$PARTITIONS" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
@@ -46,6 +47,7 @@ is "$(log_events f high_watermarks_off | grep -c 'sqlstate=42501')" 1 \
 	"the refusal of record_high_watermarks is logged once, with its SQLSTATE"
 check "watermarks_refused_total counts it" test "$(feeder_metric f watermarks_refused_total)" -ge 1
 check "the failed status reports are logged" ro_wait_until 30 eval "log_events f status_report_failed | grep -q sqlstate=42501"
+check "status_report_failures_total counts them" ro_wait_until 30 eval 'test "$(feeder_metric f status_report_failures_total)" -ge 1'
 is "$(log_events f database_config_error | wc -l)" 0 "no configuration error was logged"
 check "/healthz still answers 200" feeder_health_is f 200
 feeder_stop f
