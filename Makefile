@@ -37,9 +37,17 @@ ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 # make deb's work tree and packages
 EXTRA_CLEAN = build
 
+# The library knows the version it was built for: a session whose library is
+# older than the installed extension refuses to run (received_orders.c).
+PG_CPPFLAGS = -DRO_EXTVERSION=\"$(EXTVERSION)\"
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# RO_EXTVERSION is compiled into received_orders.o: rebuild it when the
+# control file's version changes.
+extension/received_orders.o: $(EXTENSION).control
 
 # The daemon and the tools are plain C programs with Makefiles of their own.
 SUBDIRS = feeder tools
@@ -67,6 +75,11 @@ clean-subdirs:
 
 test:
 	test/run
+
+# The Debian packages building from source needs (test/packages.txt's
+# [build] section; as root it installs them, otherwise it prints the line).
+deps:
+	tools/install-deps build
 
 demo:
 	demo/run
@@ -104,4 +117,4 @@ deb:
 	lintian --fail-on error $(DEB_DIR)/*.changes
 	ls -l $(DEB_DIR)/*.deb
 
-.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test demo fuzz soak sanitize deb
+.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test deps demo fuzz soak sanitize deb

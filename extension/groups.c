@@ -21,6 +21,11 @@
  * refused (55000): another cluster with the same topic names must not
  * reuse them silently.
  *
+ * A role claims a group by using it only while the group has no positions
+ * and the role owns fewer than RO_MAX_GROUPS_PER_ROLE groups; a group's row
+ * is entered on its first use, a superuser's too, so that a group with
+ * positions always has one.
+ *
  * The check runs once per call of the batch function: one kept SELECT,
  * plus one upsert only when something is to be recorded.
  *
@@ -39,6 +44,8 @@
 PG_FUNCTION_INFO_V1(check_consumer_group);
 
 static void GroupCheckName(text *consumer_group);
+static void GroupCheckClaimable(const char *group, text *consumer_group,
+								Oid caller);
 static void GroupCheckOwner(const char *group, const char *owner, Oid caller);
 static void GroupCheckCluster(const char *group, const char *recorded,
 							  text *cluster_id);
@@ -52,6 +59,7 @@ static void GroupCheckCluster(const char *group, const char *recorded,
 Datum
 check_consumer_group(PG_FUNCTION_ARGS)
 {
+	RoCheckVersion();
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -101,8 +109,11 @@ RoGroupCheck(text *consumer_group, text *cluster_id)
 	if (found && recorded != NULL && cluster_id != NULL)
 		GroupCheckCluster(group, recorded, cluster_id);
 
-	if ((owner == NULL && !super) || (recorded == NULL && cluster_id != NULL))
+	if (!found || (owner == NULL && !super) ||
+		(recorded == NULL && cluster_id != NULL))
 	{
+		if (owner == NULL && !super)
+			GroupCheckClaimable(group, consumer_group, caller);
 		/* claim, record; then decide on what is there (another may have won) */
 		RoStoreFillGroup(consumer_group,
 						 super ? NULL : GetUserNameFromId(caller, false),
@@ -134,6 +145,45 @@ GroupCheckName(text *consumer_group)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("consumer group is %d bytes long; at most %d are allowed",
 						len, RO_MAX_GROUP_BYTES)));
+}
+
+/*
+ * GroupCheckClaimable
+ *		Raise unless the caller may claim the group by using it: the group
+ *		must have no positions (42501: positions written while no role
+ *		owned the group, by a superuser's feeder or before groups had
+ *		owners, are handed over by a superuser, never taken by the first
+ *		role that comes), and the caller must own fewer than
+ *		RO_MAX_GROUPS_PER_ROLE groups (54000: a role creates groups by
+ *		naming them, and each holds rows and a name another team may need).
+ *		The table's trigger (received_orders_consumer_groups_claim_check)
+ *		refuses the first case too, for a session running an older library.
+ */
+static void
+GroupCheckClaimable(const char *group, text *consumer_group, Oid caller)
+{
+	const char *caller_name = GetUserNameFromId(caller, false);
+	int64		owned;
+
+	if (RoStoreGroupHasPositions(consumer_group))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for consumer group \"%s\"", group),
+				 errdetail("The group has positions and no owner: role \"%s\" cannot claim it by using it.",
+						   caller_name),
+				 errhint("A superuser names the role of the group's feeders: SELECT received_orders.set_consumer_group_owner(%s, 'ROLE');",
+						 quote_literal_cstr(group))));
+	owned = RoStoreCountOwnedGroups(caller_name);
+	if (owned < RO_MAX_GROUPS_PER_ROLE)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("role \"%s\" cannot claim consumer group \"%s\": it owns %lld groups already",
+					caller_name, group, (long long) owned),
+			 errdetail("A role claims at most %d consumer groups by using them.",
+					   RO_MAX_GROUPS_PER_ROLE),
+			 errhint("Use one of the role's groups, or have a superuser hand the group to the role: SELECT received_orders.set_consumer_group_owner(%s, %s);",
+					 quote_literal_cstr(group), quote_literal_cstr(caller_name))));
 }
 
 /*

@@ -55,6 +55,7 @@ materialize_order(PG_FUNCTION_ARGS)
 	RoOutcome	outcome;
 	text	   *stored;
 
+	RoCheckVersion();
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -88,6 +89,7 @@ materialize_order(PG_FUNCTION_ARGS)
 Datum
 materialize_orders(PG_FUNCTION_ARGS)
 {
+	RoCheckVersion();
 	return RoBatchRun(fcinfo, 0, NULL, NULL);
 }
 
@@ -106,6 +108,7 @@ materialize_orders(PG_FUNCTION_ARGS)
 Datum
 materialize_orders_for_group(PG_FUNCTION_ARGS)
 {
+	RoCheckVersion();
 	return RoBatchRun(fcinfo, 1, RoBatchGroupArgument(fcinfo), NULL);
 }
 
@@ -128,9 +131,11 @@ materialize_orders_for_group(PG_FUNCTION_ARGS)
 Datum
 materialize_orders_enveloped(PG_FUNCTION_ARGS)
 {
-	text	   *consumer_group = RoBatchGroupArgument(fcinfo);
+	text	   *consumer_group;
 	Batch		options;
 
+	RoCheckVersion();
+	consumer_group = RoBatchGroupArgument(fcinfo);
 	RoBatchOutboxOptions(fcinfo, &options);
 	return RoBatchRun(fcinfo, 1, consumer_group, &options);
 }
@@ -158,9 +163,11 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
 Datum
 materialize_orders_framed(PG_FUNCTION_ARGS)
 {
-	text	   *consumer_group = RoBatchGroupArgument(fcinfo);
+	text	   *consumer_group;
 	Batch		options;
 
+	RoCheckVersion();
+	consumer_group = RoBatchGroupArgument(fcinfo);
 	RoBatchOutboxOptions(fcinfo, &options);
 	options.framed = true;
 	return RoBatchRun(fcinfo, 1, consumer_group, &options);
@@ -180,6 +187,7 @@ replay_quarantined(PG_FUNCTION_ARGS)
 {
 	int64		id;
 
+	RoCheckVersion();
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

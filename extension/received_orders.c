@@ -1,16 +1,27 @@
 /*-------------------------------------------------------------------------
  *
  * received_orders.c
- *	  Module entry point: the GUC, the outcome enum and error classes.
+ *	  Module entry point: the GUC, the outcome enum, error classes and the
+ *	  check that this session's library is not older than the installed
+ *	  extension.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 #include "received_orders.h"
 
@@ -27,7 +38,16 @@ static const char *const ro_outcome_labels[RO_OUTCOME_COUNT] = {
 	"skipped"
 };
 
+/*
+ * Whether this transaction has checked the installed extension's version
+ * (RoCheckVersion); cleared at the end of every transaction.
+ */
+static bool ro_version_checked = false;
+
 void		_PG_init(void);
+static void RoVersionXactCallback(XactEvent event, void *arg);
+static char *RoInstalledVersion(void);
+static bool RoVersionIsNewer(const char *installed, const char *library);
 
 /*
  * _PG_init
@@ -52,6 +72,112 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("received_orders");
+	RegisterXactCallback(RoVersionXactCallback, NULL);
+}
+
+/*
+ * RoVersionXactCallback
+ *		Forget, at the end of each transaction, that the version was
+ *		checked: ALTER EXTENSION ... UPDATE commits in another session, and
+ *		the next transaction of this one must see it.
+ */
+static void
+RoVersionXactCallback(XactEvent event, void *arg)
+{
+	ro_version_checked = false;
+}
+
+/*
+ * RoCheckVersion
+ *		End the session when the installed extension is newer than this
+ *		library (RO_EXTVERSION, the control file's default_version when it
+ *		was built).
+ *
+ * A backend loads the library once and keeps it: after a package upgrade
+ * and ALTER EXTENSION ... UPDATE, a session that had loaded the older
+ * library would go on running the older code against the newer schema,
+ * until it reconnects.  Every SQL-callable entry point calls this first; it
+ * reads pg_extension once per transaction (one index lookup).  An older
+ * installed version is served on purpose: the library of a release serves
+ * the versions before it until the DBA runs the update.  FATAL, not ERROR:
+ * the session cannot recover (a loaded library is never loaded again), and
+ * a client that reconnects, as the feeder does when its connection breaks,
+ * gets a session that loads the installed library.
+ */
+void
+RoCheckVersion(void)
+{
+	char	   *installed;
+
+	if (ro_version_checked)
+		return;
+	installed = RoInstalledVersion();
+	if (installed != NULL && RoVersionIsNewer(installed, RO_EXTVERSION))
+		ereport(FATAL,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this session's received_orders library (version %s) is older than the installed extension (version %s)",
+						RO_EXTVERSION, installed),
+				 errdetail("The session loaded the library before the extension was updated; a session never loads a library again."),
+				 errhint("Connect again: a new session loads the installed library. After ALTER EXTENSION received_orders UPDATE, restart the sessions that used the extension (pg_terminate_backend, or restart their clients).")));
+	ro_version_checked = true;
+}
+
+/*
+ * RoInstalledVersion
+ *		The extversion of received_orders in pg_extension (palloc'd), NULL
+ *		when it is not installed (a CREATE EXTENSION in progress).
+ */
+static char *
+RoInstalledVersion(void)
+{
+	Oid			extoid = get_extension_oid("received_orders", true);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	char	   *version = NULL;
+
+	if (!OidIsValid(extoid))
+		return NULL;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		bool		isnull;
+		Datum		datum = heap_getattr(tuple, Anum_pg_extension_extversion,
+										 RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			version = text_to_cstring(DatumGetTextPP(datum));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version;
+}
+
+/*
+ * RoVersionIsNewer
+ *		Whether version installed ("MAJOR.MINOR") is newer than library's;
+ *		a version that does not read as MAJOR.MINOR is one this library
+ *		cannot know, so newer.
+ */
+static bool
+RoVersionIsNewer(const char *installed, const char *library)
+{
+	int			imajor,
+				iminor,
+				lmajor,
+				lminor;
+	char		rest;
+
+	if (sscanf(library, "%d.%d", &lmajor, &lminor) != 2)
+		elog(ERROR, "invalid library version \"%s\"", library);
+	if (sscanf(installed, "%d.%d%c", &imajor, &iminor, &rest) != 2)
+		return true;
+	return imajor > lmajor || (imajor == lmajor && iminor > lminor);
 }
 
 /*

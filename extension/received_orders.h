@@ -42,6 +42,12 @@
 #define RO_MAX_TOPIC_BYTES 249
 #define RO_MAX_GROUP_BYTES 255
 
+/*
+ * Consumer groups a role may own and still claim one more by using it; a
+ * superuser hands it more with set_consumer_group_owner().
+ */
+#define RO_MAX_GROUPS_PER_ROLE 16
+
 /* Bound of a rejection's message and of its detail in a reason. */
 #define RO_MAX_REASON_PART_BYTES 256
 
@@ -170,6 +176,7 @@ extern int	RoMaxEventBytes;
 extern const char *RoOutcomeLabel(RoOutcome outcome);
 extern Datum RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome);
 extern bool RoErrorIsEventCaused(int sqlerrcode, bool limit_is_event);
+extern void RoCheckVersion(void);
 
 /* event.c */
 extern bool RoEventCheckRaw(const char *data, int len, RoEventError *err);
@@ -236,6 +243,8 @@ extern bool RoStoreLookupGroup(text *consumer_group, char **owner_role,
 							   char **cluster_id);
 extern void RoStoreFillGroup(text *consumer_group, const char *owner_role,
 							 text *cluster_id);
+extern int64 RoStoreCountOwnedGroups(const char *owner_role);
+extern bool RoStoreGroupHasPositions(text *consumer_group);
 
 /* groups.c */
 extern void RoGroupCheck(text *consumer_group, text *cluster_id);

@@ -266,6 +266,23 @@ static StorePlan group_fill_plan = {
 	3, {TEXTOID, NAMEOID, TEXTOID}
 };
 
+/*
+ * How many consumer groups a role owns (groups.c caps the groups a role
+ * claims).
+ */
+static StorePlan group_count_owned_plan = {
+	"SELECT pg_catalog.count(*) FROM " RO_SCHEMA ".received_orders_consumer_groups g"
+	" WHERE g.owner_role OPERATOR(pg_catalog.=) $1",
+	1, {NAMEOID}
+};
+
+/* Whether a consumer group has positions (groups.c: may it be claimed?). */
+static StorePlan group_has_positions_plan = {
+	"SELECT EXISTS (SELECT FROM " RO_SCHEMA ".received_orders_positions p"
+	" WHERE p.consumer_group OPERATOR(pg_catalog.=) $1)",
+	1, {TEXTOID}
+};
+
 static int	StoreExecute(StorePlan *plan, Datum *values, const char *nulls,
 						 int expected);
 static ArrayType *StoreUuidArray(pg_uuid_t *const *uuids, int count);
@@ -853,4 +870,44 @@ RoStoreFillGroup(text *consumer_group, const char *owner_role,
 	if (cluster_id == NULL)
 		nulls[2] = 'n';
 	StoreExecute(&group_fill_plan, values, nulls, SPI_OK_INSERT);
+}
+
+/*
+ * RoStoreCountOwnedGroups
+ *		How many consumer groups the role owns.
+ */
+int64
+RoStoreCountOwnedGroups(const char *owner_role)
+{
+	Datum		values[1];
+	NameData	owner;
+	bool		isnull;
+	int64		count;
+
+	namestrcpy(&owner, owner_role);
+	values[0] = NameGetDatum(&owner);
+	StoreExecute(&group_count_owned_plan, values, NULL, SPI_OK_SELECT);
+	count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return count;
+}
+
+/*
+ * RoStoreGroupHasPositions
+ *		Whether the consumer group has a position of any partition.
+ */
+bool
+RoStoreGroupHasPositions(text *consumer_group)
+{
+	Datum		values[1];
+	bool		isnull;
+	bool		has;
+
+	values[0] = PointerGetDatum(consumer_group);
+	StoreExecute(&group_has_positions_plan, values, NULL, SPI_OK_SELECT);
+	has = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+									 SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return has;
 }

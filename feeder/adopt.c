@@ -40,6 +40,7 @@
 
 #include "app.h"
 #include "feeder.h"
+#include "kafka_committed.h"
 #include "log.h"
 
 /*

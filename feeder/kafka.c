@@ -49,6 +49,8 @@
 #include "feeder.h"
 #include "kafka.h"
 #include "kafka_int.h"
+#include "kafka_log.h"
+#include "kafka_status.h"
 #include "log.h"
 #include "clock.h"
 #include "watermarks.h"
@@ -92,9 +94,8 @@ kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition)
 	slots[kc->nslots].committed = -1;
 	slots[kc->nslots].db_next = -1;
 	slots[kc->nslots].start_store = -1;
-	slots[kc->nslots].asked_lo = -1;
-	slots[kc->nslots].asked_hi = -1;
-	slots[kc->nslots].asked_committed = -1;
+	slots[kc->nslots].last_lag = -1;
+	kafka_slot_forget_asked(&slots[kc->nslots]);
 	return kc->nslots++;
 }
 
@@ -202,11 +203,7 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 				kc->slots[s].db_next = !kc->slots[s].waiting_start &&
 					parts->elems[i].offset >= 0 ? parts->elems[i].offset : -1;
 				kc->slots[s].start_store = kc->slots[s].db_next;
-				kc->slots[s].asked_ms = 0;
-				kc->slots[s].ask_ticket = 0;
-				kc->slots[s].asked_lo = -1;
-				kc->slots[s].asked_hi = -1;
-				kc->slots[s].asked_committed = -1;
+				kafka_slot_forget_asked(&kc->slots[s]);
 				if (kc->slots[s].start_store >= 0)
 					kc->starts_pending = 1;
 			}
@@ -300,25 +297,6 @@ kafka_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 			  "kafka_error");
 	log_kv_str(&line, "error", rd_kafka_err2name((rd_kafka_resp_err_t) err));
 	log_kv_str(&line, "reason", reason);
-	log_end(&line);
-}
-
-/*
- * kafka_log_cb
- *		librdkafka's own log lines, re-emitted in our format (from its
- *		threads: log_end writes a line atomically).
- */
-void
-kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
-{
-	log_line	line;
-	log_level	lv = level <= 3 ? LOG_ERROR : level == 4 ? LOG_WARNING :
-		level <= 6 ? LOG_INFO : LOG_DEBUG;
-
-	(void) rk;
-	log_begin(&line, lv, "librdkafka");
-	log_kv_str(&line, "facility", fac);
-	log_kv_str(&line, "msg", buf);
 	log_end(&line);
 }
 

@@ -43,24 +43,6 @@ typedef struct kafka_assigned_partition
 								 * in its backoff after a failed start) */
 	int			slot;			/* its slot, which picks its lane */
 } kafka_assigned_partition;
-/* Lag of one assigned partition (kafka_partition_lags). */
-typedef struct kafka_partition_lag
-{
-	const char *topic;			/* owned by the consumer */
-	int32_t		partition;
-	int64_t		lag;			/* -1: not known yet */
-	int64_t		high_watermark; /* librdkafka's cached one; -1: not known */
-	int			waiting_start;	/* paused, its start position not decided */
-} kafka_partition_lag;
-
-/* The group's committed offset of one partition (kafka_read_committed). */
-typedef struct kafka_committed_offset
-{
-	const char *topic;			/* one of the caller's topic names */
-	int32_t		partition;
-	int64_t		committed;		/* -1: the group has none */
-} kafka_committed_offset;
-
 extern rd_kafka_conf_t *kafka_build_conf(const feeder_config *cfg,
 										 char *err, size_t errlen);
 extern kafka_consumer *kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf,
@@ -87,16 +69,7 @@ extern void kafka_resume(kafka_consumer *kc);
 extern int	kafka_is_paused(const kafka_consumer *kc);
 extern void kafka_commit_sync(kafka_consumer *kc, const char *why);
 extern int	kafka_commit_async(kafka_consumer *kc);
-extern int64_t kafka_lag(kafka_consumer *kc);
-extern int	kafka_partition_lags(kafka_consumer *kc, kafka_partition_lag **out);
-extern int64_t kafka_cached_high_watermark(kafka_consumer *kc, const char *topic,
-										   int32_t partition);
-extern int	kafka_up(const kafka_consumer *kc);
 extern int	kafka_fatal(const kafka_consumer *kc);
 extern void kafka_close(kafka_consumer *kc);
-extern int	kafka_read_committed(rd_kafka_conf_t *conf, char *const *topics, int ntopics,
-								 kafka_committed_offset **out, int *n,
-								 char *cluster_id, size_t cluster_idlen,
-								 char *err, size_t errlen);
 
 #endif							/* FEEDER_KAFKA_H */

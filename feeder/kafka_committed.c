@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kafka.h"
-#include "kafka_int.h"
+#include "kafka_committed.h"
+#include "kafka_log.h"
 #include "log.h"
 
 /* How long one metadata or offset request may take. */

@@ -1,11 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * kafka_int.h
- *	  Internals of the Kafka side shared by kafka.c (consumer, rebalance,
- *	  offsets), kafka_status.c (lag, broker reachability) and
- *	  kafka_committed.c (the group's committed offsets, for
- *	  --adopt-kafka-offsets): not for the rest of the feeder, which sees
- *	  kafka_consumer as opaque.
+ *	  Internals of the consumer shared by kafka.c (consumer, rebalance,
+ *	  offsets) and kafka_status.c (lag, broker reachability): not for the
+ *	  rest of the feeder, which sees kafka_consumer as opaque.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,7 +42,12 @@ typedef struct kafka_slot
 	int64_t		asked_hi;
 	int64_t		asked_committed;	/* the group's committed offset it
 									 * returned, -1: none */
+	int64_t		last_lag;		/* the last lag known (kafka_slot_lag), kept
+								 * across re-assignment, -1: never known */
 } kafka_slot;
+
+/* The same type as kafka.h's opaque one (a repeated typedef is C11). */
+typedef struct kafka_consumer kafka_consumer;
 
 struct kafka_consumer
 {
@@ -61,7 +64,8 @@ struct kafka_consumer
 	int			ask_budget;		/* broker queries left in this lag refresh */
 	struct kafka_asker *asker;	/* asks those queries (kafka_status.c) */
 	feeder_stats *stats;
-	kafka_start_fn start_fn;	/* chooses start offsets on assignment */
+	/* chooses start offsets on assignment (a kafka_start_fn of kafka.h) */
+	int			(*start_fn) (void *arg, rd_kafka_topic_partition_list_t *parts);
 	void	   *start_arg;
 	void		(*quiesce_fn) (void *arg);	/* first in every rebalance */
 	void	   *quiesce_arg;
@@ -74,8 +78,7 @@ struct kafka_consumer
 extern int	kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition);
 extern int	kafka_status_start(kafka_consumer *kc, char *err, size_t errlen);
 extern void kafka_status_stop(kafka_consumer *kc);
+extern void kafka_slot_forget_asked(kafka_slot *s);
 extern int	kafka_stats_cb(rd_kafka_t *rk, char *json, size_t json_len, void *opaque);
-extern void kafka_log_cb(const rd_kafka_t *rk, int level, const char *fac,
-						 const char *buf);
 
 #endif							/* FEEDER_KAFKA_INT_H */

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kafka.h"
+#include "kafka_status.h"
 #include "kafka_asker.h"
 #include "kafka_int.h"
 #include "clock.h"
@@ -111,19 +111,35 @@ kafka_slot_ask(kafka_consumer *kc, kafka_slot *s)
 }
 
 /*
- * kafka_slot_lag
+ * kafka_slot_forget_asked
+ *		Forget what the brokers answered about a slot (a new assignment asks
+ *		again).  The last lag known stays: until the asker answers, the
+ *		partition shows the lag it had rather than none, so a scrape right
+ *		after a rebalance still has a sample for it.
+ */
+void
+kafka_slot_forget_asked(kafka_slot *s)
+{
+	s->asked_ms = 0;
+	s->ask_ticket = 0;
+	s->asked_lo = -1;
+	s->asked_hi = -1;
+	s->asked_committed = -1;
+}
+
+/*
+ * kafka_slot_lag_now
  *		Messages between what was acknowledged (or, before the first
  *		acknowledgement, the first offset consumed, the fetch position, the
  *		database's position, the group's committed offset, or else the
  *		partition's first offset: auto.offset.reset is always earliest) and
  *		the high watermark of one assigned partition.  A partition that has
  *		not been fetched yet gets its watermarks and committed offset from
- *		the brokers (kafka_slot_ask: the last answer of the asker's thread),
- *		so that every assigned partition has a lag from its assignment on.
+ *		the brokers (kafka_slot_ask: the last answer of the asker's thread).
  *		-1 while the brokers have not answered.
  */
 static int64_t
-kafka_slot_lag(kafka_consumer *kc, kafka_slot *s)
+kafka_slot_lag_now(kafka_consumer *kc, kafka_slot *s)
 {
 	int64_t		lo,
 				hi,
@@ -165,6 +181,22 @@ kafka_slot_lag(kafka_consumer *kc, kafka_slot *s)
 	if (from < 0)
 		return -1;
 	return hi > from ? hi - from : 0;
+}
+
+/*
+ * kafka_slot_lag
+ *		The lag of kafka_slot_lag_now, so that every assigned partition has a
+ *		lag from its assignment on; while the brokers have not answered, the
+ *		last lag known of the partition (-1 if none ever was).
+ */
+static int64_t
+kafka_slot_lag(kafka_consumer *kc, kafka_slot *s)
+{
+	int64_t		lag = kafka_slot_lag_now(kc, s);
+
+	if (lag >= 0)
+		s->last_lag = lag;
+	return lag >= 0 ? lag : s->last_lag;
 }
 
 /*

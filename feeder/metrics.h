@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 #include "db_errors.h"
-#include "kafka.h"
+#include "kafka_status.h"
 #include "registry.h"
 #include "stats.h"
 

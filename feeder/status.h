@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "kafka.h"
+#include "kafka_status.h"
 
 extern int	status_start(const feeder_config *cfg);
 extern void status_update(int healthy, const char *reason,

@@ -2,7 +2,7 @@
  *
  * watermarks.h
  *	  A partition's earliest and next offsets, asked of its leader within
- *	  a deadline that holds (shared by the feeder and ro-dev-kafka).
+ *	  a deadline that holds (shared by the feeder and tools/ro-dev-kafka).
  *
  *-------------------------------------------------------------------------
  */

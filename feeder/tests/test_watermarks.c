@@ -27,7 +27,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include "kafka.h"
+#include "kafka_status.h"
 #include "kafka_asker.h"
 #include "kafka_int.h"
 #include "clock.h"
@@ -225,6 +225,7 @@ test_lag_never_waits(void **state)
 		slots[i].acked = slots[i].first_seen = slots[i].store_to = -1;
 		slots[i].committed = slots[i].db_next = slots[i].start_store = -1;
 		slots[i].asked_lo = slots[i].asked_hi = slots[i].asked_committed = -1;
+		slots[i].last_lag = -1;
 	}
 	kc.rk = consumer;
 	kc.slots = slots;
@@ -256,6 +257,56 @@ test_lag_never_waits(void **state)
 	free(lags);
 	kafka_status_stop(&kc);
 	assert_int_equal(rd_kafka_mock_broker_set_up(mcluster, 3), RD_KAFKA_RESP_ERR_NO_ERROR);
+}
+
+/*
+ * A partition assigned again (kafka_slot_forget_asked, as the rebalance
+ * callback does) keeps showing the lag it had while the brokers have not
+ * answered yet: partition 0's leader is down after its lag of 3 was known,
+ * and every refresh for a while still reports 3, not "unknown" (which left
+ * the consumer_lag family without a sample right after a rebalance).
+ */
+static void
+test_lag_kept_across_reassignment(void **state)
+{
+	kafka_consumer kc;
+	kafka_slot	slot;
+	kafka_partition_lag *lags = NULL;
+	char		err[256];
+	int			i;
+
+	(void) state;
+	memset(&kc, 0, sizeof(kc));
+	memset(&slot, 0, sizeof(slot));
+	slot.topic = (char *) "t";
+	slot.partition = 0;
+	slot.assigned = 1;
+	slot.waiting_start = 1;
+	slot.acked = slot.first_seen = slot.store_to = -1;
+	slot.committed = slot.db_next = slot.start_store = -1;
+	slot.last_lag = -1;
+	kafka_slot_forget_asked(&slot);
+	kc.rk = consumer;
+	kc.slots = &slot;
+	kc.nslots = 1;
+	kc.up = 1;
+	assert_int_equal(kafka_status_start(&kc, err, sizeof(err)), 0);
+	for (i = 0; i < 100 && kafka_lag(&kc) < 0; i++)
+		usleep(100000);
+	assert_int_equal(kafka_lag(&kc), 3);
+
+	assert_int_equal(rd_kafka_mock_broker_set_down(mcluster, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
+	kafka_slot_forget_asked(&slot);
+	for (i = 0; i < 5; i++)
+	{
+		assert_int_equal(kafka_partition_lags(&kc, &lags), 1);
+		assert_int_equal(lags[0].lag, 3);
+		free(lags);
+		lags = NULL;
+		usleep(100000);
+	}
+	kafka_status_stop(&kc);
+	assert_int_equal(rd_kafka_mock_broker_set_up(mcluster, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
 }
 
 /*
@@ -301,6 +352,7 @@ main(void)
 		cmocka_unit_test(test_leader_down),
 		cmocka_unit_test(test_no_leader),
 		cmocka_unit_test(test_lag_never_waits),
+		cmocka_unit_test(test_lag_kept_across_reassignment),
 		cmocka_unit_test(test_asker_stop),
 	};
 

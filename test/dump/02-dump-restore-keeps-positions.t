@@ -90,7 +90,11 @@ tap_is "$(pg_query "$SRC" "SELECT consumer_group, kafka_topic, kafka_partition, 
 	"the source holds five positions of two groups"
 
 tap_is "$(pg_query "$SRC" "INSERT INTO received_orders.received_orders_consumer_groups
-		(consumer_group, owner_role, kafka_cluster_id) VALUES ('g1', 'ro_dump_owner_elsewhere', 'cluster-a')
+		(consumer_group, owner_role, kafka_cluster_id, owner_set_by, owner_set_at)
+		VALUES ('g1', 'ro_dump_owner_elsewhere', 'cluster-a', current_user, now())
+		ON CONFLICT (consumer_group) DO UPDATE SET owner_role = EXCLUDED.owner_role,
+		  kafka_cluster_id = EXCLUDED.kafka_cluster_id, owner_set_by = EXCLUDED.owner_set_by,
+		  owner_set_at = EXCLUDED.owner_set_at
 		RETURNING consumer_group")" g1 \
 	"g1 is recorded with an owner (a role this cluster lacks) and a Kafka cluster"
 

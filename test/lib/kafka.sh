@@ -1,6 +1,6 @@
 # test/lib/kafka.sh — start, steer and query the development Kafka
 #
-# Sourced by suites (bash).  Runs feeder/ro-dev-kafka (librdkafka's mock
+# Sourced by suites (bash).  Runs tools/ro-dev-kafka (librdkafka's mock
 # cluster) in the background with a control FIFO, and wraps kcat and
 # ro-dev-kafka's query modes.  Needs test/lib/common.sh sourced first
 # (pg.sh sources it).  Functions:
@@ -32,7 +32,7 @@
 #   kafka_wait_caught_up GROUP TOPIC [SECONDS]   poll kafka_caught_up (default 60 s)
 #   kafka_offsets_map TOPIC                      "PARTITION OFFSET KEY" per message
 #
-# Binary: $RO_DEV_KAFKA, else $RO_ROOT/feeder/ro-dev-kafka, else PATH.
+# Binary: $RO_DEV_KAFKA, else $RO_ROOT/tools/ro-dev-kafka, else PATH.
 # Traits of the mock cluster (librdkafka 2.0.2): about 5 MiB kept per
 # partition, older messages dropped silently, a whole message set (what one
 # kcat call sent in one batch) at a time, which raises the partition's low
@@ -47,8 +47,8 @@ KAFKA_BOOTSTRAP=
 kafka__bin() {
 	if [ -n "${RO_DEV_KAFKA:-}" ]; then
 		printf '%s\n' "$RO_DEV_KAFKA"
-	elif [ -n "${RO_ROOT:-}" ] && [ -x "$RO_ROOT/feeder/ro-dev-kafka" ]; then
-		printf '%s\n' "$RO_ROOT/feeder/ro-dev-kafka"
+	elif [ -n "${RO_ROOT:-}" ] && [ -x "$RO_ROOT/tools/ro-dev-kafka" ]; then
+		printf '%s\n' "$RO_ROOT/tools/ro-dev-kafka"
 	else
 		command -v ro-dev-kafka || printf '%s\n' ro-dev-kafka
 	fi

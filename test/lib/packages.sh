@@ -1,24 +1,36 @@
 # test/lib/packages.sh — the Debian packages the project needs, installed once
 #
-# Sourced by test/run and demo/run (after common.sh).  The list lives in
-# test/packages.txt, one package per line, "#" starts a comment;
-# PACKAGE@COMMAND names a package needed only when COMMAND is not on the
-# PATH (another package may provide it).
+# Sourced by test/run, demo/run and `make deps` (after common.sh).  The
+# list lives in test/packages.txt, one package per line, "#" starts a
+# comment, a line [build] or [test] starts a section; PACKAGE@COMMAND names
+# a package needed only when COMMAND is not on the PATH (another package may
+# provide it).
 #
-#   ro_package_list          print the packages of test/packages.txt
-#   ro_missing_packages      print those dpkg does not have installed
-#   ro_install_packages [LOG]
+#   ro_package_list [SECTION]
+#                            print the packages of test/packages.txt: of
+#                            SECTION (build or test), or of both
+#   ro_missing_packages [SECTION]
+#                            print those dpkg does not have installed
+#   ro_install_packages [LOG [SECTION]]
 #                            as root: apt-get update + install the missing
-#                            ones (output to LOG when given); as anyone else:
-#                            print the exact sudo apt-get line and fail
+#                            ones (output to LOG when given and not empty);
+#                            as anyone else: print the exact sudo apt-get
+#                            line and fail
 
-# ro_package_list — the Debian packages named in test/packages.txt (a
-# PACKAGE@COMMAND line as PACKAGE@COMMAND)
+# ro_package_list [SECTION] — the Debian packages named in
+# test/packages.txt, of one section or of all (a PACKAGE@COMMAND line as
+# PACKAGE@COMMAND)
 ro_package_list() {
-	sed -e 's/#.*//' -e 's/[[:space:]]//g' "$RO_ROOT/test/packages.txt" | grep -v '^$'
+	local section=${1:-}
+	sed -e 's/#.*//' -e 's/[[:space:]]//g' "$RO_ROOT/test/packages.txt" |
+		awk -v want="$section" '
+			$0 == "" { next }
+			/^\[[a-z]+\]$/ { current = substr($0, 2, length($0) - 2); next }
+			want == "" || want == current { print }'
 }
 
-# ro_missing_packages — the listed packages dpkg does not report installed
+# ro_missing_packages [SECTION] — the listed packages dpkg does not report
+# installed
 ro_missing_packages() {
 	local pkg status
 	while read -r pkg; do
@@ -28,17 +40,19 @@ ro_missing_packages() {
 		fi
 		status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null) || status=
 		[[ $status == ii* ]] || printf '%s\n' "$pkg"
-	done < <(ro_package_list)
+	done < <(ro_package_list "${1:-}")
 }
 
-# ro_install_packages [LOG] — install what is missing (see the header)
+# ro_install_packages [LOG [SECTION]] — install what is missing (see the
+# header)
 ro_install_packages() {
-	local log=${1:-/dev/stdout} missing
+	local log=${1:-} section=${2:-} missing
+	[[ -n $log ]] || log=/dev/stdout
 	if ! command -v dpkg-query >/dev/null; then
-		ro_log "not a Debian system; make sure these are installed: $(ro_package_list | sed 's/@.*//' | tr '\n' ' ')"
+		ro_log "not a Debian system; make sure these are installed: $(ro_package_list "$section" | sed 's/@.*//' | tr '\n' ' ')"
 		return 0
 	fi
-	mapfile -t missing < <(ro_missing_packages)
+	mapfile -t missing < <(ro_missing_packages "$section")
 	[[ ${#missing[@]} == 0 ]] && return 0
 	if [[ $EUID != 0 ]]; then
 		echo "missing Debian packages; run:"

@@ -6,7 +6,7 @@
 #
 # Runs on a PostgreSQL cluster of its own (test/lib/pg.sh), so stopping it
 # with `pg_ctl stop -m immediate` harms no other suite, and on the
-# development Kafka (feeder/ro-dev-kafka, test/lib/kafka.sh).  The stream,
+# development Kafka (tools/ro-dev-kafka, test/lib/kafka.sh).  The stream,
 # per partition P of 3 (order numbers P*1000 + I):
 #   VALID   first occurrences              -> events_total{outcome="inserted"}
 #   REDELIV byte-identical redeliveries    -> events_total{outcome="duplicate"}

@@ -14,8 +14,8 @@ SELECT plan(76);
 SELECT has_extension('received_orders', 'extension received_orders is installed');
 SELECT is(
 	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
-	'1.2',
-	'extension version is 1.2');
+	'1.3',
+	'extension version is 1.3');
 SELECT is(
 	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
 	(SELECT default_version FROM pg_catalog.pg_available_extensions WHERE name = 'received_orders'),
@@ -34,8 +34,8 @@ SELECT tables_are('received_orders',
 	      'received_orders_consumer_groups', 'received_orders_feeders', 'received_orders_replays']::name[],
 	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups, received_orders_feeders, received_orders_replays (1.2, 15_replays_counted.sql)');
 SELECT views_are('received_orders',
-	ARRAY['feeders', 'consumer_lag', 'quarantine_summary']::name[],
-	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (1.2, 14_status.sql)');
+	ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'quarantine_examples']::name[],
+	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (1.2, 14_status.sql), quarantine_examples (1.3, 16_hostile_roles.sql)');
 
 -- Table received_orders ------------------------------------------------------
 
@@ -138,6 +138,7 @@ SELECT is(
 	   FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'received_orders'::regnamespace),
 	ARRAY['received_orders.adopt_consumer_position(text,text,integer,bigint)',
 	      'received_orders.check_consumer_group(text,text)',
+	      'received_orders.consumer_group_claim_check()',
 	      'received_orders.consumer_positions(text)',
 	      'received_orders.consumer_positions(text,text)',
 	      'received_orders.forget_consumer_positions(text,text)',
@@ -152,7 +153,7 @@ SELECT is(
 	      'received_orders.restart_position(text,text,integer,bigint,bigint)',
 	      'received_orders.set_consumer_group_owner(text,name)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the sixteen functions of 1.2 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder)');
+	'schema received_orders holds exactly the seventeen functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check of 1.3)');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

@@ -49,8 +49,8 @@ SELECT col_type_is('received_orders', 'received_orders_positions', 'high_waterma
 	'received_orders_positions.high_watermark_at is timestamptz');
 SELECT col_type_is('received_orders', 'received_orders_positions', 'member_id', 'text',
 	'received_orders_positions.member_id is text');
-SELECT views_are('received_orders', ARRAY['feeders', 'consumer_lag', 'quarantine_summary']::name[],
-	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary');
+SELECT views_are('received_orders', ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'quarantine_examples']::name[],
+	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary, quarantine_examples');
 SELECT has_function('received_orders', 'report_feeder',
 	ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'text', 'text[]',
 	      'integer[]', 'bigint[]', 'text', 'timestamp with time zone', 'interval', 'interval'],
@@ -240,13 +240,12 @@ SELECT results_eq(
 	$$VALUES ('conflict'::text, 2, true), ('rejected', 3, true)$$,
 	'pg_monitor reads quarantine_summary: counts by outcome');
 SELECT results_eq(
-	$$SELECT sqlstate, reason, messages::int, topics::int, example
+	$$SELECT sqlstate, reason, messages::int, topics::int
 	    FROM received_orders.quarantine_summary WHERE outcome = 'conflict'$$,
 	$$VALUES ('23505'::text,
-	          'order <uuid> is already stored with externalReference "..."; this event has "..."'::text,
-	          2, 1,
-	          'order e1400000-0000-4000-8000-000000000002 is already stored with externalReference "A-2"; this event has "B-22"'::text)$$,
-	'conflicts of different orders are one kind of reason (UUIDs and quoted strings masked), the newest one whole as example');
+	          'order <uuid> is already stored with externalReference "..."'::text,
+	          2, 1)$$,
+	'conflicts of different orders are one class of reason (UUIDs masked, nothing from the first quote on)');
 RESET ROLE;
 SELECT is(
 	(SELECT sum(messages)::int FROM received_orders.quarantine_summary),

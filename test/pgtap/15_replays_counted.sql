@@ -134,21 +134,21 @@ SELECT results_eq(
 	$$VALUES ('conflict'::text, '23505'::text, 0, 1, 0, true, true),
 	         ('rejected', '22023', 1, 1, 1, false, false)$$,
 	'pg_monitor reads quarantine_summary: a blank reference replayed beside one waiting, the only conflict replayed');
-SELECT is(
-	(SELECT example FROM received_orders.quarantine_summary WHERE outcome = 'conflict'),
-	(SELECT reason FROM q WHERE kafka_offset = 4),
-	'a kind whose every message was replayed keeps its latest reason as example');
-SELECT is(
-	(SELECT example FROM received_orders.quarantine_summary
-	  WHERE outcome = 'rejected' AND sqlstate = '22023'),
-	(SELECT reason FROM q WHERE kafka_offset = 2),
-	'otherwise the example is the newest waiting reason');
 SELECT throws_ok($$SELECT * FROM received_orders.received_orders_replays$$, '42501', NULL,
 	'pg_monitor cannot read the table itself');
 RESET ROLE;
+SELECT is(
+	(SELECT example FROM received_orders.quarantine_examples WHERE outcome = 'conflict'),
+	(SELECT reason FROM q WHERE kafka_offset = 4),
+	'quarantine_examples: a kind whose every message was replayed keeps its latest reason as example');
+SELECT is(
+	(SELECT example FROM received_orders.quarantine_examples
+	  WHERE outcome = 'rejected' AND sqlstate = '22023'),
+	(SELECT reason FROM q WHERE kafka_offset = 2),
+	'otherwise the example is the newest waiting reason');
 
--- the example of a kind replayed twice is the reason replayed last, not the
--- one quarantined last
+-- the example of a kind replayed twice is the reason of the highest
+-- quarantine id, whenever it was quarantined or replayed
 INSERT INTO received_orders.received_orders_replays
 	(quarantine_id, outcome, sqlstate, reason, quarantined_at, order_id, replayed_as, replayed_at)
 VALUES (-1, 'rejected', 'P0015', 'probe reason 1', now() - interval '2 hours',
@@ -156,9 +156,9 @@ VALUES (-1, 'rejected', 'P0015', 'probe reason 1', now() - interval '2 hours',
        (-2, 'rejected', 'P0015', 'probe reason 2', now() - interval '1 hour',
         'f1500000-0000-4000-8000-00000000000b', 'inserted', now());
 SELECT is(
-	(SELECT example FROM received_orders.quarantine_summary WHERE sqlstate = 'P0015'),
+	(SELECT example FROM received_orders.quarantine_examples WHERE sqlstate = 'P0015'),
 	'probe reason 1',
-	'a kind whose every message was replayed shows the reason of its latest replay, whenever it was quarantined');
+	'a kind whose every message was replayed shows the reason of its highest quarantine id');
 
 SELECT results_eq(
 	$$SELECT sum(messages)::int, sum(replayed)::int FROM received_orders.quarantine_summary$$,

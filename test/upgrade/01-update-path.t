@@ -27,6 +27,7 @@ FRESH=ro_upgrade_fresh_$$
 BASE=1.0
 POSITIONS=1.1
 GROUPS=1.2
+CLAIMS=1.3
 MID=ro_upgrade_mid_$$
 ROLE=ro_upgrade_feeder_$$
 GROUP=upgrade-group
@@ -458,7 +459,8 @@ fi
 
 # 1.2: consumer groups -----------------------------------------------------------------
 # A database at 1.1 with positions of two groups: the update enters both
-# groups unclaimed, and the first role to use one claims it.
+# groups unclaimed; the first role to use one claimed it before 1.3, and
+# from 1.3 no role claims a group that has positions by using it.
 
 if version_at_least "$DEFAULT" "$GROUPS"; then
 	tap_is "$(create_at_version "$MID" "$POSITIONS" >/dev/null &&
@@ -469,12 +471,20 @@ if version_at_least "$DEFAULT" "$GROUPS"; then
 			FROM received_orders.received_orders_consumer_groups ORDER BY 1")" \
 		$'g-one|-|-\ng-two|-|-' \
 		"the update from $POSITIONS enters every group of the positions, unclaimed and without a cluster"
-	tap_is "$(pg_query "$MID" "GRANT USAGE ON SCHEMA received_orders TO $ROLE;
-			GRANT EXECUTE ON FUNCTION received_orders.consumer_positions(text) TO $ROLE;" >/dev/null &&
-		pg_query "$MID" "SET ROLE $ROLE; SELECT next_offset FROM received_orders.consumer_positions('g-one')" &&
-		pg_query "$MID" "SELECT owner_role FROM received_orders.received_orders_consumer_groups WHERE consumer_group = 'g-one'")" \
-		"5"$'\n'"$ROLE" \
-		"a feeder's role of $POSITIONS reads an unclaimed group's positions and claims it"
+	pg_query "$MID" "GRANT USAGE ON SCHEMA received_orders TO $ROLE;
+		GRANT EXECUTE ON FUNCTION received_orders.consumer_positions(text) TO $ROLE;" >/dev/null
+	if version_at_least "$DEFAULT" "$CLAIMS"; then
+		tap_is "$(pg_query "$MID" "SET ROLE $ROLE; SELECT next_offset FROM received_orders.consumer_positions('g-one')" 2>&1 |
+				sed -n 's/^ERROR: *//p'
+			pg_query "$MID" "SELECT coalesce(owner_role::text, '-') FROM received_orders.received_orders_consumer_groups WHERE consumer_group = 'g-one'")" \
+			'permission denied for consumer group "g-one"'$'\n''-' \
+			"a feeder's role of $POSITIONS cannot claim an unclaimed group that has positions ($CLAIMS)"
+	else
+		tap_is "$(pg_query "$MID" "SET ROLE $ROLE; SELECT next_offset FROM received_orders.consumer_positions('g-one')" &&
+			pg_query "$MID" "SELECT owner_role FROM received_orders.received_orders_consumer_groups WHERE consumer_group = 'g-one'")" \
+			"5"$'\n'"$ROLE" \
+			"a feeder's role of $POSITIONS reads an unclaimed group's positions and claims it"
+	fi
 else
 	tap_ok 0 "# SKIP groups filled: default_version $DEFAULT predates $GROUPS"
 	tap_ok 0 "# SKIP unclaimed group claimed: default_version $DEFAULT predates $GROUPS"
