@@ -50,6 +50,7 @@
 #include <avro.h>
 #include <jansson.h>
 
+#include "avro_alloc.h"
 #include "avro_json.h"
 #include "avro_tree.h"
 
@@ -72,12 +73,14 @@ typedef struct avro_json_reader
 /*
  * avro_json_init
  *		Before any thread decodes: seed jansson's hash tables once, here,
- *		rather than racing on the first schema each thread compiles.
+ *		rather than racing on the first schema each thread compiles, and
+ *		install avro-c's allocator (avro_alloc.c).
  */
 void
 avro_json_init(void)
 {
 	json_object_seed(0);
+	avro_alloc_init();
 }
 
 /*
@@ -110,6 +113,7 @@ avro_json_buf_grow(avro_json_buf *buf, size_t n)
 	if (data == NULL)
 	{
 		buf->failed = 1;
+		avro_alloc_note_oom();
 		return -1;
 	}
 	buf->data = data;

@@ -93,6 +93,7 @@ static const struct
 	{"schema-registry-cert", OPT_SCHEMA_REGISTRY_CERT},
 	{"schema-registry-key", OPT_SCHEMA_REGISTRY_KEY},
 	{"schema-registry-timeout-ms", OPT_SCHEMA_REGISTRY_TIMEOUT_MS},
+	{"schema-registry-unknown-grace-ms", OPT_SCHEMA_REGISTRY_UNKNOWN_GRACE_MS},
 	{"status-interval", OPT_STATUS_INTERVAL},
 };
 
@@ -501,6 +502,12 @@ config_set_option(feeder_config *cfg, config_option id, const char *value,
 									"%s: expected milliseconds from 100 to 600000, got \"%s\"",
 									where, value);
 			break;
+		case OPT_SCHEMA_REGISTRY_UNKNOWN_GRACE_MS:
+			if (config_parse_int(value, 0, 600000, &cfg->schema_registry_unknown_grace_ms) != 0)
+				return config_error(err, errlen,
+									"%s: expected milliseconds from 0 to 600000, got \"%s\"",
+									where, value);
+			break;
 		case OPT_ACCEPT_POSITION_LOSS:
 			if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0 ||
 				strcmp(value, "yes") == 0)
@@ -872,6 +879,7 @@ config_defaults(feeder_config *cfg)
 	cfg->lock_timeout_ms = CONFIG_DEFAULT_LOCK_TIMEOUT;
 	cfg->stall_timeout_s = CONFIG_DEFAULT_STALL_TIMEOUT;
 	cfg->schema_registry_timeout_ms = CONFIG_DEFAULT_SCHEMA_REGISTRY_TIMEOUT;
+	cfg->schema_registry_unknown_grace_ms = CONFIG_DEFAULT_SCHEMA_REGISTRY_UNKNOWN_GRACE;
 	cfg->status_interval_s = CONFIG_DEFAULT_STATUS_INTERVAL;
 }
 
@@ -915,6 +923,7 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 		{"schema-registry-cert", required_argument, NULL, OPT_SCHEMA_REGISTRY_CERT},
 		{"schema-registry-key", required_argument, NULL, OPT_SCHEMA_REGISTRY_KEY},
 		{"schema-registry-timeout-ms", required_argument, NULL, OPT_SCHEMA_REGISTRY_TIMEOUT_MS},
+		{"schema-registry-unknown-grace-ms", required_argument, NULL, OPT_SCHEMA_REGISTRY_UNKNOWN_GRACE_MS},
 		{"status-interval", required_argument, NULL, OPT_STATUS_INTERVAL},
 		{"batch-max-bytes", required_argument, NULL, OPT_BATCH_MAX_BYTES},
 		{CONFIG_ADOPT_COMMAND, no_argument, NULL, 'A'},
@@ -1127,6 +1136,9 @@ config_usage(FILE *out)
 		  "                          reads it)                  [$FEEDER_SCHEMA_REGISTRY_KEY]\n"
 		  "  --schema-registry-timeout-ms MS  deadline of one request to the registry; past it\n"
 		  "                          the batch is retried like a database outage (default 10000)\n"
+		  "  --schema-registry-unknown-grace-ms MS  how long an id the registry does not know\n"
+		  "                          is retried (a replica may not have it yet) before its\n"
+		  "                          message is quarantined; 0: at once (default 10000)\n"
 		  "  --accept-position-loss  when the database's position of a partition lies\n"
 		  "                          outside what Kafka still holds (retention, re-created\n"
 		  "                          topic), log and count the loss and start at the\n"

@@ -61,6 +61,7 @@ typedef enum config_option
 	OPT_SCHEMA_REGISTRY_CERT,
 	OPT_SCHEMA_REGISTRY_KEY,
 	OPT_SCHEMA_REGISTRY_TIMEOUT_MS,
+	OPT_SCHEMA_REGISTRY_UNKNOWN_GRACE_MS,
 	OPT_STATUS_INTERVAL,
 	OPT_COUNT
 } config_option;
@@ -96,6 +97,7 @@ typedef struct feeder_config
 	char	   *schema_registry_cert;	/* TLS client certificate (PEM); NULL: none */
 	char	   *schema_registry_key;	/* its private key (PEM); never read here */
 	int			schema_registry_timeout_ms;	/* one request's deadline */
+	int			schema_registry_unknown_grace_ms;	/* retry an unknown id */
 	int			status_interval_s;	/* report to received_orders.feeders; 0 off */
 	config_prop *props;			/* -F file properties first, then -X */
 	int			nprops;
@@ -157,6 +159,7 @@ typedef enum config_result
 #define CONFIG_DEFAULT_STALL_TIMEOUT	120
 #define CONFIG_DEFAULT_TYPE_HEADER	"eventType"
 #define CONFIG_DEFAULT_SCHEMA_REGISTRY_TIMEOUT	10000
+#define CONFIG_DEFAULT_SCHEMA_REGISTRY_UNKNOWN_GRACE	10000
 #define CONFIG_DEFAULT_STATUS_INTERVAL	10
 #define CONFIG_CLOUDEVENTS_TYPE_HEADER	"ce_type"
 

@@ -43,6 +43,7 @@
 
 #include <libpq-fe.h>
 
+#include "avro_alloc.h"
 #include "batch_memo.h"
 #include "confluent.h"
 #include "db.h"
@@ -50,6 +51,15 @@
 #include "db_rows.h"
 #include "feeder.h"
 #include "log.h"
+#include "utf8.h"
+
+/*
+ * A value whose decode runs out of memory (the system's, not the bound a
+ * value's size sets) is the batch's problem, not the message's: the batch
+ * is retried with back-off, this many times for one message at most; then
+ * the message is quarantined, its reason saying so.
+ */
+#define DB_DECODE_OOM_ATTEMPTS 5
 
 /*
  * The batch statement's name is this prefix and a digest of its text and
@@ -169,6 +179,11 @@ struct db_conn
 	feeder_stats *stats;
 	char	   *member_id;		/* the status report's; NULL: none */
 	int			watermarks;		/* the session may record_high_watermarks */
+	int			ascii_texts;	/* the server refused a text: send ASCII */
+	/* the message whose decode ran out of memory, and how many times */
+	int32_t		oom_partition;
+	int64_t		oom_offset;
+	int			oom_attempts;
 	char	   *wm_text[3];		/* that statement's arrays, reused */
 	size_t		wm_cap[3];
 };
@@ -597,6 +612,9 @@ db_connect(db_conn *db, db_error *err)
 		keywords[n] = "dbname";
 		values[n++] = db->dsn;
 	}
+	/* the texts the feeder sends are UTF-8, whatever the DSN says */
+	keywords[n] = "client_encoding";
+	values[n++] = "UTF8";
 	keywords[n] = NULL;
 	values[n] = NULL;
 
@@ -747,6 +765,68 @@ db_reserve(db_conn *db, int n)
 }
 
 /*
+ * db_server_text
+ *		Make a text the feeder built (a decode reason: a schema's names, a
+ *		registry's message, cut to fit) acceptable to the server as a text
+ *		parameter: valid UTF-8 always (22021 otherwise, and the same batch
+ *		refused at every retry), ASCII when the database's encoding is
+ *		neither UTF8 nor SQL_ASCII and so cannot hold every character
+ *		(22P05), or once the server refused a batch's text anyway.
+ */
+static void
+db_server_text(const db_conn *db, char *text)
+{
+	const char *encoding = db->conn ?
+		PQparameterStatus(db->conn, "server_encoding") : NULL;
+
+	utf8_fix(text);
+	if (db->ascii_texts ||
+		(encoding != NULL && strcmp(encoding, "UTF8") != 0 &&
+		 strcmp(encoding, "SQL_ASCII") != 0))
+		utf8_to_ascii(text);
+}
+
+/*
+ * db_decode_out_of_memory
+ *		The decode of m failed for want of memory.  1 with err filled
+ *		(transient, step decode: the batch is retried with back-off) for
+ *		the first DB_DECODE_OOM_ATTEMPTS - 1 attempts at that message; then
+ *		0, the reason saying so: the message is quarantined, a value that
+ *		cannot be decoded in the memory there is is not retried for ever.
+ */
+static int
+db_decode_out_of_memory(db_conn *db, const batch_msg *m, char *reason,
+						size_t reasonlen, db_error *err)
+{
+	char		msg[1400];
+	size_t		len;
+
+	if (db->oom_partition != m->partition || db->oom_offset != m->offset)
+	{
+		db->oom_partition = m->partition;
+		db->oom_offset = m->offset;
+		db->oom_attempts = 0;
+	}
+	if (++db->oom_attempts < DB_DECODE_OOM_ATTEMPTS)
+	{
+		err->cls = DB_ERR_TRANSIENT;
+		err->step = "decode";
+		snprintf(msg, sizeof(msg),
+				 "out of memory while decoding %s [%d] @%lld (attempt %d of %d, then it is quarantined): %s",
+				 m->topic, (int) m->partition, (long long) m->offset,
+				 db->oom_attempts, DB_DECODE_OOM_ATTEMPTS, reason);
+		utf8_fix(msg);
+		db_copy_message(err, msg);
+		return 1;
+	}
+	db->oom_attempts = 0;
+	len = strlen(reason);
+	snprintf(reason + len, reasonlen - len,
+			 " (out of memory in %d attempts)", DB_DECODE_OOM_ATTEMPTS);
+	return 0;
+}
+
+/*
  * db_add_framed
  *		The Schema Registry form's four elements of a message whose value
  *		is sent: its decoded JSON, schema id, decode error (confluent.c)
@@ -766,9 +846,13 @@ db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
 	confluent_status st;
 
 	avro_json_buf_reset(&db->decoded);
+	avro_alloc_oom_clear();
 	st = confluent_decode(db->registry, m->value, m->value_len, m->schema_id,
 						  m->schema_id_len, &db->decoded, &id, &has_id,
 						  reason, sizeof(reason));
+	if (st == CONFLUENT_REJECTED && avro_alloc_oom() &&
+		db_decode_out_of_memory(db, m, reason, sizeof(reason), err))
+		return -1;
 	if (st == CONFLUENT_TRANSIENT || st == CONFLUENT_FATAL)
 	{
 		err->cls = st == CONFLUENT_TRANSIENT ? DB_ERR_TRANSIENT : DB_ERR_FATAL;
@@ -788,7 +872,10 @@ db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
 	else
 		pgarray_add_null(&a[1]);
 	if (st == CONFLUENT_REJECTED)
+	{
+		db_server_text(db, reason);
 		pgarray_add_bytes(&a[2], reason, strlen(reason));
+	}
 	else
 		pgarray_add_null(&a[2]);
 	if (guid != NULL)
@@ -936,6 +1023,34 @@ db_check_watermarks(db_conn *db)
 }
 
 /*
+ * db_watermarks_refused
+ *		The database refused a batch's record_high_watermarks (EXECUTE
+ *		revoked while the feeder runs, the function dropped: 42501, 42883,
+ *		or any error of its own): the high watermarks are observability
+ *		only, so this session stops sending them (a new session checks
+ *		again) and the batch is retried at once without them.  Counted
+ *		each time (watermarks_refused); logged once per process.
+ */
+static void
+db_watermarks_refused(db_conn *db, const db_error *err)
+{
+	static atomic_int logged;
+	log_line	line;
+
+	db->watermarks = 0;
+	__atomic_fetch_add(&db->stats->watermarks_refused, 1, __ATOMIC_RELAXED);
+	if (atomic_exchange(&logged, 1))
+		return;
+	log_begin(&line, LOG_WARNING, "high_watermarks_off");
+	log_kv_str(&line, "function", DB_WATERMARKS_SIGNATURE);
+	if (err->sqlstate[0])
+		log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_str(&line, "error", err->message);
+	log_kv_str(&line, "reason", "the database refused to record the batch's high watermarks: the batch is retried at once without them, and batches no longer record them (consumer_lag takes the high watermarks from the members' reports only); a new database session checks the grant again");
+	log_end(&line);
+}
+
+/*
  * db_watermark_arrays
  *		The text[] literals of the batch's partitions and high watermarks
  *		(NULL where unknown) in db->wm_text.  0, or -1 on out of memory.
@@ -1055,6 +1170,28 @@ db_go_unprepared(db_conn *db, db_error *err)
 	log_kv_str(&line, "sqlstate", err->sqlstate);
 	log_kv_str(&line, "error", err->message);
 	log_kv_str(&line, "reason", "the prepared statement is gone: a pooler in transaction mode; sending it unprepared from now on");
+	log_end(&line);
+}
+
+/*
+ * db_go_ascii
+ *		The server refused a text of the batch (22021 invalid UTF-8, 22P05
+ *		not representable in the database's encoding): the reasons are
+ *		made valid UTF-8 before they are sent, so this should not happen;
+ *		should it anyway, the batch's reasons are sent as ASCII from now on
+ *		and the batch is retried, instead of being refused at every retry.
+ */
+static void
+db_go_ascii(db_conn *db, db_error *err)
+{
+	log_line	line;
+
+	db->ascii_texts = 1;
+	err->cls = DB_ERR_TRANSIENT;
+	log_begin(&line, LOG_WARNING, "reasons_ascii");
+	log_kv_str(&line, "sqlstate", err->sqlstate);
+	log_kv_str(&line, "error", err->message);
+	log_kv_str(&line, "reason", "the server refused a text of the batch; decode reasons are sent as ASCII from now on (other characters as '?') and the batch is retried");
 	log_end(&line);
 }
 
@@ -1358,6 +1495,12 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		db_go_unprepared(db, err);
 		cls = err->cls;
 	}
+	if (cls != DB_ERR_NONE && db->registry && !db->ascii_texts &&
+		(strcmp(err->sqlstate, "22021") == 0 || strcmp(err->sqlstate, "22P05") == 0))
+	{
+		db_go_ascii(db, err);
+		cls = err->cls;
+	}
 	if (cls == DB_ERR_NONE &&
 		db_rows_read(results[DB_STAGE_EXECUTE], n, db->db_to_msg, db->rows,
 					 err->message, sizeof(err->message)) != 0)
@@ -1374,12 +1517,22 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	}
 	if (cls != DB_ERR_NONE)
 	{
+		int			refused = with_watermarks && cls != DB_ERR_TRANSIENT &&
+			err->step != NULL &&
+			strcmp(err->step, db_stage_names[DB_STAGE_WATERMARKS]) == 0;
+
 		for (i = 0; i < DB_NSTAGES; i++)
 			PQclear(results[i]);
 		if (read_ok)
 			db_rollback(db);
 		else
 			db_disconnect(db);
+		if (refused)
+		{
+			/* observability never stops the batch: again, without it */
+			db_watermarks_refused(db, err);
+			return db_run_batch(db, b, rows, nrows, err);
+		}
 		return cls;
 	}
 	if (!read_ok)

@@ -110,7 +110,8 @@ db_positions_refused(const char *sqlstate)
  *		Finer reason of a retried failure, for the retries_total metric:
  *		the SQLSTATE's class where it tells something an operator acts on,
  *		"commit_unknown" when the connection broke while COMMIT was in
- *		flight (step "commit" without SQLSTATE), "other" for the rest
+ *		flight (step "commit" without SQLSTATE), "resources" when the feeder
+ *		ran out of memory decoding a value (step "decode"), "other" for the rest
  *		(57014 canceled, 25006 read-only, unexpected errors).
  */
 db_retry_reason
@@ -120,6 +121,8 @@ db_retry_reason_of(const char *s, const char *step)
 	{
 		if (step != NULL && strcmp(step, "commit") == 0)
 			return DB_RETRY_COMMIT_UNKNOWN;
+		if (step != NULL && strcmp(step, "decode") == 0)
+			return DB_RETRY_RESOURCES;	/* out of memory decoding a value */
 		return DB_RETRY_CONNECTION;
 	}
 	if (strlen(s) != 5)

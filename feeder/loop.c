@@ -352,6 +352,7 @@ loop_watch_stall(feeder_app *app, const kafka_partition_lag *lags, int n, int64_
 static void
 loop_metrics(feeder_app *app, int64_t now)
 {
+	app->stats.status_failures = status_failures();
 	metrics_publish(&app->stats);
 	metrics_heartbeat(app->cfg->stall_timeout_s);
 	metrics_set_kafka(kafka_up(app->kc));

@@ -264,6 +264,9 @@ feeder_make_lanes(feeder_app *app, const feeder_config *cfg)
 			.cert_file = cfg->schema_registry_cert,
 			.key_file = cfg->schema_registry_key,
 			.timeout_ms = cfg->schema_registry_timeout_ms,
+			/* registry_options: < 0 is none */
+			.unknown_grace_ms = cfg->schema_registry_unknown_grace_ms > 0 ?
+			cfg->schema_registry_unknown_grace_ms : -1,
 			.max_schemas = FEEDER_REGISTRY_MAX_SCHEMAS,
 		};
 

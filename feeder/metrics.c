@@ -541,6 +541,12 @@ metrics_render_locked(metrics_buf *buf)
 	metrics_counter(buf, "position_gaps_total",
 					"Position gaps found: a database position below a partition's earliest offset (retention deleted events the database never received), each gap counted once.",
 					s->position_gaps);
+	metrics_counter(buf, "watermarks_refused_total",
+					"Batches whose record_high_watermarks the database refused (EXECUTE revoked, the function gone): each was retried at once without it, and batches go on without recording high watermarks.",
+					s->watermarks_refused);
+	metrics_counter(buf, "status_report_failures_total",
+					"Status reports to received_orders.feeders that failed (the database down, report_feeder not granted or revoked): event=status_report_failed; batches go on.",
+					s->status_failures);
 
 	metrics_family(buf, "batch_duration_seconds", "histogram",
 				   "Duration of the database transaction that committed a batch, with the offset store.");
@@ -570,6 +576,12 @@ metrics_render_locked(metrics_buf *buf)
 						   (unsigned long long) r->requests[i]);
 		metrics_gauge(buf, "schema_registry_cached_schemas",
 					  "Schemas kept by id for the life of the process.", r->cached);
+		metrics_counter(buf, "schema_registry_unknown_retries_total",
+						"Lookups of an id the registry did not know, retried within its grace (a replica may not have a new schema yet): the batch waited.",
+						r->unknown_retries);
+		metrics_counter(buf, "schema_registry_unknown_cached_total",
+						"Lookups answered \"unknown\" from the feeder's memory of the registry's recent answer, without a request.",
+						r->negative_hits);
 		metrics_gauge(buf, "schema_registry_up",
 					  "1 while the Schema Registry answers (the last request got a registry's answer), 0 when it is unreachable, failing or refusing the feeder.",
 					  r->up);

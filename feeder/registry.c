@@ -19,7 +19,19 @@
  * unreachable, timing out, 5xx or 429 is transient (the batch waits and
  * is retried); 401, 403, a TLS failure, or an answer that is no registry's
  * is a configuration error; 404 with error code 40403 (or 40401) means the
- * id is unknown, and only the message that carries it is bad.
+ * id is unknown, and only the message that carries it is bad.  A registry
+ * replica may not know a brand-new id yet, so an unknown id is retried
+ * (transient) for a grace before its message is quarantined, and the
+ * answer is then kept for a while, so that a producer cycling through ids
+ * costs no request per message (registry_unknown.c).  A GUID lookup
+ * answered by a plain 404 (a registry without /schemas/guids) makes that
+ * message undecodable, never the configuration wrong.
+ *
+ * A schema may name types of other subjects ("references": name, subject,
+ * version): those schemas are fetched (GET /subjects/{s}/versions/{v}),
+ * theirs in turn, bounded in depth and number, and composed into one
+ * schema text (registry_refs.c), which avro-c then compiles; the result is
+ * cached under the id like any schema.
  *
  * The credentials go to libcurl only; no log line or error text holds them.
  *
@@ -35,7 +47,11 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "avro_alloc.h"
 #include "registry.h"
+#include "registry_refs.h"
+#include "registry_unknown.h"
+#include "utf8.h"
 
 /* Largest answer accepted (a schema is rarely more than a few kB). */
 #define REGISTRY_MAX_ANSWER (8 * 1024 * 1024)
@@ -79,6 +95,7 @@ struct registry
 	registry_fetching *fetching;	/* under lock */
 	registry_schema **cache;
 	int			ncache;
+	registry_unknowns unknown;	/* under lock */
 	uint64_t	fetches;
 	registry_stats stats;		/* under lock */
 };
@@ -168,6 +185,11 @@ registry_new(const registry_options *opts)
 	r->key_file = opts->key_file ? strdup(opts->key_file) : NULL;
 	r->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 10000;
 	r->max_schemas = opts->max_schemas > 0 ? opts->max_schemas : 1000;
+	registry_unknowns_init(&r->unknown,
+						   opts->unknown_grace_ms > 0 ? opts->unknown_grace_ms :
+						   opts->unknown_grace_ms < 0 ? 0 : REGISTRY_UNKNOWN_GRACE_MS,
+						   opts->unknown_ttl_ms > 0 ? opts->unknown_ttl_ms :
+						   REGISTRY_UNKNOWN_TTL_MS);
 	r->cache = calloc(r->max_schemas, sizeof(registry_schema *));
 	r->stats.up = 1;			/* until a request says otherwise */
 	pthread_mutex_init(&r->lock, NULL);
@@ -220,59 +242,6 @@ registry_schema_free(registry_schema *s)
 	avro_json_free(s->avro);
 	free(s->compile_error);
 	free(s);
-}
-
-/*
- * registry_parse
- *		A 200 answer's schema, compiled when it is Avro.  NULL with err
- *		filled when the body is not a registry's answer.
- */
-static registry_schema *
-registry_parse(int32_t id, const char *guid, const registry_body *body,
-			   char *err, size_t errlen)
-{
-	json_error_t jerr;
-	json_t	   *doc = json_loadb(body->data ? body->data : "", body->len, 0, &jerr);
-	const char *text,
-			   *type;
-	registry_schema *s;
-	char		cerr[512];
-
-	if (doc == NULL || !json_is_string(json_object_get(doc, "schema")))
-	{
-		if (guid)
-			snprintf(err, errlen, "the answer for schema guid %s is not a Schema Registry's (no \"schema\" string)", guid);
-		else
-			snprintf(err, errlen, "the answer for schema id %d is not a Schema Registry's (no \"schema\" string)", id);
-		json_decref(doc);
-		return NULL;
-	}
-	text = json_string_value(json_object_get(doc, "schema"));
-	type = json_string_value(json_object_get(doc, "schemaType"));
-	if (type == NULL)
-		type = "AVRO";
-	s = calloc(1, sizeof(registry_schema));
-	if (s == NULL)
-	{
-		snprintf(err, errlen, "out of memory");
-		json_decref(doc);
-		return NULL;
-	}
-	s->id = guid ? -1 : id;
-	snprintf(s->guid, sizeof(s->guid), "%s", guid ? guid : "");
-	snprintf(s->type_name, sizeof(s->type_name), "%s", type);
-	s->type = strcmp(type, "AVRO") == 0 ? REGISTRY_AVRO :
-		strcmp(type, "JSON") == 0 ? REGISTRY_JSON :
-		strcmp(type, "PROTOBUF") == 0 ? REGISTRY_PROTOBUF : REGISTRY_OTHER;
-	if (s->type == REGISTRY_AVRO)
-	{
-		s->avro = avro_json_compile(text, json_string_length(json_object_get(doc, "schema")),
-									cerr, sizeof(cerr));
-		if (s->avro == NULL)
-			s->compile_error = strdup(cerr);
-	}
-	json_decref(doc);
-	return s;
 }
 
 /*
@@ -357,18 +326,30 @@ registry_what(int32_t id, const char *guid, char *what, size_t len)
 }
 
 /*
- * registry_fetch_one
- *		Ask one URL for an id.
+ * registry_get
+ *		GET base + path and class the answer (see the file's header).  what
+ *		names the thing asked for in err ("schema id 7").  REGISTRY_OK with
+ *		the body of a 200 in *body (the caller frees body->data).  lookup
+ *		says which 404 means "not there": REGISTRY_GET_ID, a 404 with
+ *		40403 or 40401; REGISTRY_GET_GUID, any 404 (or other refusal of the
+ *		request itself: 400, 405, 422, 501) of a registry that may not
+ *		resolve GUIDs, *unresolvable set; REGISTRY_GET_SUBJECT (a
+ *		reference's subject and version), 40401, 40402 or 40403.
  */
-static registry_status
-registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
-				   registry_schema **out, char *err, size_t errlen)
+typedef enum registry_get_kind
 {
-	char		what[64];
+	REGISTRY_GET_ID,
+	REGISTRY_GET_GUID,
+	REGISTRY_GET_SUBJECT
+} registry_get_kind;
 
+static registry_status
+registry_get(registry *r, const char *base, const char *path, const char *what,
+			 registry_get_kind lookup, registry_body *body, int *unresolvable,
+			 char *err, size_t errlen)
+{
 	CURL	   *curl = curl_easy_init();
-	registry_body body = {0};
-	char		url[2048];
+	char		url[4096];
 	char		curl_err[CURL_ERROR_SIZE] = "";
 	char		message[256];
 	long		status = 0,
@@ -378,19 +359,16 @@ registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 	struct timespec started,
 				ended;
 
+	memset(body, 0, sizeof(*body));
 	if (curl == NULL)
 	{
 		snprintf(err, errlen, "could not start an HTTP request (out of memory)");
 		return REGISTRY_TRANSIENT;
 	}
-	if (guid)
-		snprintf(url, sizeof(url), "%s/schemas/guids/%s", base, guid);
-	else
-		snprintf(url, sizeof(url), "%s/schemas/ids/%d", base, id);
-	registry_what(id, guid, what, sizeof(what));
+	snprintf(url, sizeof(url), "%s%s", base, path);
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, registry_write);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, body);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_err);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, r->timeout_ms);
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, r->timeout_ms);
@@ -432,29 +410,222 @@ registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
 		result = tls ? REGISTRY_FATAL : REGISTRY_TRANSIENT;
 	}
 	else if (status == 200)
-	{
-		*out = registry_parse(id, guid, &body, err, errlen);
-		result = *out ? REGISTRY_OK : REGISTRY_FATAL;
-	}
+		result = REGISTRY_OK;
 	else
 	{
-		code = registry_error_code(&body, message, sizeof(message));
+		code = registry_error_code(body, message, sizeof(message));
 		if (code)
 			snprintf(err, errlen, "schema registry %s answered HTTP %ld for %s (%ld %s)",
 					 base, status, what, code, message);
 		else
 			snprintf(err, errlen, "schema registry %s answered HTTP %ld for %s",
 					 base, status, what);
-		if (status == 404 && (code == 40403 || code == 40401))
+		if (status == 404 && (code == 40403 || code == 40401 ||
+							  (lookup == REGISTRY_GET_SUBJECT && code == 40402)))
 			result = REGISTRY_UNKNOWN_ID;
-		else if (status >= 500 || status == 429 || status == 408)
+		else if (status >= 500 && !(lookup == REGISTRY_GET_GUID && status == 501))
 			result = REGISTRY_TRANSIENT;
+		else if (status == 429 || status == 408)
+			result = REGISTRY_TRANSIENT;
+		else if (lookup == REGISTRY_GET_GUID && status != 401 && status != 403)
+		{
+			/*
+			 * A registry without /schemas/guids (older Confluent, Apicurio,
+			 * Karapace) answers a plain 404: it cannot name the schema of
+			 * a __value_schema_id header, which makes that message
+			 * undecodable; the feeder's configuration is not wrong.
+			 */
+			*unresolvable = 1;
+			snprintf(err, errlen,
+					 "this registry cannot resolve the schema GUIDs of __value_schema_id headers (%s answered HTTP %ld for /schemas/guids/)",
+					 base, status);
+			result = REGISTRY_UNKNOWN_ID;
+		}
 		else
 			result = REGISTRY_FATAL;	/* 401, 403, a 404 of no registry... */
 	}
-	free(body.data);
+	if (result != REGISTRY_OK)
+	{
+		utf8_fix(err);
+		free(body->data);
+		memset(body, 0, sizeof(*body));
+	}
 	registry_record(r, result, (double) (ended.tv_sec - started.tv_sec) +
 					(double) (ended.tv_nsec - started.tv_nsec) / 1e9, err);
+	return result;
+}
+
+/* Where registry_fetch_subject asks: the client and the URL in use. */
+typedef struct registry_at
+{
+	registry   *r;
+	const char *base;
+} registry_at;
+
+/*
+ * registry_fetch_subject
+ *		GET /subjects/{subject}/versions/{version} for a reference
+ *		(registry_refs_fetch): the registry's answer, or its failure (a
+ *		subject or version it does not have: unknown).
+ */
+static registry_status
+registry_fetch_subject(void *arg, const char *subject, long long version,
+					   const char *what, json_t **doc, char *err, size_t errlen)
+{
+	registry_at *at = arg;
+	char	   *escaped = curl_easy_escape(NULL, subject, 0);
+	char		path[2048];
+	registry_body body;
+	registry_status st;
+	json_error_t jerr;
+	int			unresolvable = 0;
+
+	if (escaped == NULL)
+	{
+		snprintf(err, errlen, "out of memory");
+		return REGISTRY_TRANSIENT;
+	}
+	snprintf(path, sizeof(path), "/subjects/%s/versions/%lld", escaped, version);
+	curl_free(escaped);
+	st = registry_get(at->r, at->base, path, what, REGISTRY_GET_SUBJECT, &body,
+					  &unresolvable, err, errlen);
+	if (st != REGISTRY_OK)
+		return st;
+	*doc = json_loadb(body.data ? body.data : "", body.len, 0, &jerr);
+	free(body.data);
+	if (!json_is_string(json_object_get(*doc, "schema")))
+	{
+		snprintf(err, errlen, "the answer for %.320s is not a Schema Registry's (no \"schema\" string)", what);
+		json_decref(*doc);
+		*doc = NULL;
+		return REGISTRY_FATAL;
+	}
+	return REGISTRY_OK;
+}
+
+/*
+ * registry_parse
+ *		A 200 answer's schema, compiled when it is Avro (composed first with
+ *		the schemas its references name, fetched from base).  REGISTRY_OK
+ *		with *out set; otherwise err says why: the body is not a
+ *		registry's answer (REGISTRY_FATAL), or fetching a reference failed
+ *		(as for an id).
+ */
+static registry_status
+registry_parse(registry *r, const char *base, int32_t id, const char *guid,
+			   const registry_body *body, registry_schema **out,
+			   char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t	   *doc = json_loadb(body->data ? body->data : "", body->len, 0, &jerr);
+	json_t	   *references;
+	const char *text,
+			   *type;
+	registry_schema *s;
+	registry_status st = REGISTRY_OK;
+	char		cerr[512];
+
+	if (doc == NULL || !json_is_string(json_object_get(doc, "schema")))
+	{
+		if (guid)
+			snprintf(err, errlen, "the answer for schema guid %s is not a Schema Registry's (no \"schema\" string)", guid);
+		else
+			snprintf(err, errlen, "the answer for schema id %d is not a Schema Registry's (no \"schema\" string)", id);
+		json_decref(doc);
+		return REGISTRY_FATAL;
+	}
+	text = json_string_value(json_object_get(doc, "schema"));
+	type = json_string_value(json_object_get(doc, "schemaType"));
+	references = json_object_get(doc, "references");
+	if (type == NULL)
+		type = "AVRO";
+	s = calloc(1, sizeof(registry_schema));
+	if (s == NULL)
+	{
+		snprintf(err, errlen, "out of memory");
+		json_decref(doc);
+		return REGISTRY_TRANSIENT;
+	}
+	s->id = guid ? -1 : id;
+	snprintf(s->guid, sizeof(s->guid), "%s", guid ? guid : "");
+	snprintf(s->type_name, sizeof(s->type_name), "%s", type);
+	s->type = strcmp(type, "AVRO") == 0 ? REGISTRY_AVRO :
+		strcmp(type, "JSON") == 0 ? REGISTRY_JSON :
+		strcmp(type, "PROTOBUF") == 0 ? REGISTRY_PROTOBUF : REGISTRY_OTHER;
+	avro_alloc_oom_clear();
+	if (s->type == REGISTRY_AVRO && json_array_size(references) > 0)
+	{
+		registry_at at = {r, base};
+		char	   *composed = registry_refs_compose(text, references,
+													 registry_fetch_subject, &at,
+													 &st, cerr, sizeof(cerr));
+
+		if (composed)
+		{
+			s->avro = avro_json_compile(composed, strlen(composed), cerr, sizeof(cerr));
+			free(composed);
+		}
+		else if (st != REGISTRY_OK)
+		{
+			snprintf(err, errlen, "%s", cerr);
+			registry_schema_free(s);
+			json_decref(doc);
+			return st;
+		}
+	}
+	else if (s->type == REGISTRY_AVRO)
+		s->avro = avro_json_compile(text, json_string_length(json_object_get(doc, "schema")),
+									cerr, sizeof(cerr));
+	if (s->type == REGISTRY_AVRO && s->avro == NULL && avro_alloc_oom())
+	{
+		/* the system's memory, not the schema: not kept, asked again */
+		char		what[64];
+
+		registry_what(id, guid, what, sizeof(what));
+		snprintf(err, errlen, "out of memory while compiling %s", what);
+		registry_schema_free(s);
+		json_decref(doc);
+		return REGISTRY_TRANSIENT;
+	}
+	if (s->type == REGISTRY_AVRO && s->avro == NULL)
+	{
+		/* cut to fit on a character boundary: a reason sent as text */
+		utf8_fix(cerr);
+		s->compile_error = strdup(cerr);
+	}
+	json_decref(doc);
+	*out = s;
+	return REGISTRY_OK;
+}
+
+/*
+ * registry_fetch_one
+ *		Ask one URL for an id (or a GUID), its references included.
+ *		*unresolvable is set when the registry cannot resolve GUIDs.
+ */
+static registry_status
+registry_fetch_one(registry *r, const char *base, int32_t id, const char *guid,
+				   registry_schema **out, int *unresolvable,
+				   char *err, size_t errlen)
+{
+	char		what[64];
+	char		path[128];
+	registry_body body;
+	registry_status result;
+
+	if (guid)
+		snprintf(path, sizeof(path), "/schemas/guids/%s", guid);
+	else
+		snprintf(path, sizeof(path), "/schemas/ids/%d", id);
+	registry_what(id, guid, what, sizeof(what));
+	result = registry_get(r, base, path, what,
+						  guid ? REGISTRY_GET_GUID : REGISTRY_GET_ID, &body,
+						  unresolvable, err, errlen);
+	if (result == REGISTRY_OK)
+	{
+		result = registry_parse(r, base, id, guid, &body, out, err, errlen);
+		free(body.data);
+	}
 	return result;
 }
 
@@ -570,6 +741,19 @@ registry_keep(registry *r, registry_schema *s, int holders)
 }
 
 /*
+ * registry_now_ms
+ *		Milliseconds of the clock that does not jump.
+ */
+static int64_t
+registry_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
  * registry_lookup_key
  *		The schema of an id, or of a GUID when guid is not NULL, from the
  *		cache or the registry (each URL in turn while they fail
@@ -585,7 +769,8 @@ registry_lookup_key(registry *r, int32_t id, const char *guid,
 	registry_status st = REGISTRY_TRANSIENT;
 	registry_fetching *f,
 			  **link;
-	int			i;
+	int			i,
+				unresolvable = 0;
 
 	pthread_mutex_lock(&r->lock);
 	s = registry_find(r, id, guid);
@@ -594,6 +779,13 @@ registry_lookup_key(registry *r, int32_t id, const char *guid,
 		pthread_mutex_unlock(&r->lock);
 		*out = s;
 		return REGISTRY_OK;
+	}
+	if (registry_unknowns_known(&r->unknown, id, guid, registry_now_ms(),
+								err, errlen))
+	{
+		r->stats.negative_hits++;
+		pthread_mutex_unlock(&r->lock);
+		return REGISTRY_UNKNOWN_ID;
 	}
 	for (f = r->fetching; f != NULL; f = f->next)
 		if (guid ? f->guid != NULL && strcmp(f->guid, guid) == 0 :
@@ -615,13 +807,21 @@ registry_lookup_key(registry *r, int32_t id, const char *guid,
 
 	for (i = 0; i < r->nurls; i++)
 	{
-		st = registry_fetch_one(r, r->urls[i], id, guid, &s, err, errlen);
+		st = registry_fetch_one(r, r->urls[i], id, guid, &s, &unresolvable,
+								err, errlen);
 		if (st != REGISTRY_TRANSIENT)
 			break;
 	}
 
 	/* leave the result to the lanes waiting (refs - 1 of them) */
 	pthread_mutex_lock(&r->lock);
+	if (st == REGISTRY_OK)
+		registry_unknowns_forget(&r->unknown, id, guid);
+	else if (st == REGISTRY_UNKNOWN_ID &&
+			 (st = registry_unknowns_judge(&r->unknown, id, guid, unresolvable,
+										   registry_now_ms(), err, errlen)) ==
+			 REGISTRY_TRANSIENT)
+		r->stats.unknown_retries++;
 	for (link = &r->fetching; *link != f; link = &(*link)->next)
 		;
 	*link = f->next;
@@ -722,6 +922,7 @@ registry_free(registry *r)
 		free(r->urls[i]);
 	free(r->urls);
 	free(r->cache);
+	registry_unknowns_free(&r->unknown);
 	if (r->user_info)
 		memset(r->user_info, 0, strlen(r->user_info));
 	free(r->user_info);

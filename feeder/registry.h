@@ -2,7 +2,7 @@
  *
  * registry.h
  *	  The Schema Registry client: schemas by id over HTTP (libcurl), kept
- *	  for the life of the process.
+ *	  for the life of the process; unknown ids kept for a while.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,7 +18,9 @@
 typedef enum registry_status
 {
 	REGISTRY_OK,
-	REGISTRY_UNKNOWN_ID,		/* 404 with 40403: that message is bad */
+	REGISTRY_UNKNOWN_ID,		/* 404 with 40403 past its grace, or a GUID
+								 * the registry cannot resolve: that
+								 * message is bad */
 	REGISTRY_TRANSIENT,			/* unreachable, timeout, 5xx, 429: retry */
 	REGISTRY_FATAL				/* 401, 403, TLS, not a registry: exit 3 */
 } registry_status;
@@ -53,7 +55,17 @@ typedef struct registry_options
 	const char *key_file;		/* its private key (with cert_file) */
 	long		timeout_ms;
 	int			max_schemas;	/* bound of the cache */
+	long		unknown_grace_ms;	/* 0: REGISTRY_UNKNOWN_GRACE_MS; < 0: none */
+	long		unknown_ttl_ms; /* 0: REGISTRY_UNKNOWN_TTL_MS */
 } registry_options;
+
+/*
+ * An unknown id is retried (transient) for this long from the registry's
+ * first "not found" for it, then quarantined; that answer is kept this
+ * long (no request meanwhile).  docs/feeder.md, "Schema Registry topics".
+ */
+#define REGISTRY_UNKNOWN_GRACE_MS 10000
+#define REGISTRY_UNKNOWN_TTL_MS 60000
 
 /* How a request to the registry ended, for the metrics. */
 typedef enum registry_result
@@ -77,6 +89,8 @@ typedef struct registry_stats
 	uint64_t	count;
 	double		seconds_sum;
 	int			cached;
+	uint64_t	unknown_retries;	/* unknown ids retried in their grace */
+	uint64_t	negative_hits;	/* lookups answered "unknown" from memory */
 	int			up;				/* the last request got a registry's answer */
 	char		down_reason[256];	/* why not, when up is 0 */
 } registry_stats;

@@ -33,6 +33,8 @@ const stats_field stats_fields[] = {
 	FIELD(positions_lost, 0),
 	FIELD(start_failures, 0),
 	FIELD(position_gaps, 0),
+	FIELD(watermarks_refused, 0),
+	FIELD(status_failures, 0),
 	FIELD(lag, 1),
 };
 

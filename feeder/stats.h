@@ -38,6 +38,9 @@ typedef struct feeder_stats
 	uint64_t	start_failures; /* starts that failed: offsets unreadable */
 	uint64_t	position_gaps;	/* position gaps found (retention past the
 								 * database's position) */
+	uint64_t	watermarks_refused; /* batches whose record_high_watermarks the
+									 * database refused: retried without */
+	uint64_t	status_failures;	/* failed status reports (status.c's count) */
 	int64_t		lag;			/* messages behind the high watermark, -1 unknown */
 } feeder_stats;
 

@@ -34,6 +34,7 @@
 #include "feeder.h"
 #include "log.h"
 #include "status.h"
+#include "utf8.h"
 
 /* How long the exit waits for the last report ("stopped"). */
 #define STATUS_STOP_WAIT_S 3
@@ -248,7 +249,7 @@ status_update(int healthy, const char *reason, const kafka_partition_lag *parts,
 	if (!healthy && strcmp(state, "starting") != 0 && strcmp(state, "stopping") != 0 &&
 		strcmp(status.snap.last_error, reason) != 0)
 	{
-		snprintf(status.snap.last_error, sizeof(status.snap.last_error), "%s", reason);
+		utf8_copy(status.snap.last_error, sizeof(status.snap.last_error), reason);
 		status.snap.last_error_at = time(NULL);
 	}
 	free(status.snap.topics);
@@ -269,8 +270,8 @@ status_update(int healthy, const char *reason, const kafka_partition_lag *parts,
 static PGconn *
 status_connect(char *err, size_t errlen)
 {
-	const char *keywords[4];
-	const char *values[4];
+	const char *keywords[5];
+	const char *values[5];
 	int			n = 0;
 	PGconn	   *conn;
 
@@ -286,6 +287,9 @@ status_connect(char *err, size_t errlen)
 		keywords[n] = "dbname";
 		values[n++] = status.dsn;
 	}
+	/* the texts the report sends are UTF-8, whatever the DSN says */
+	keywords[n] = "client_encoding";
+	values[n++] = "UTF8";
 	keywords[n] = NULL;
 	values[n] = NULL;
 	conn = PQconnectdbParams(keywords, values, 1);
@@ -366,6 +370,8 @@ status_report(const status_snapshot *snap)
 	const char *params[13];
 	char		err[LOG_VALUE_MAX];
 	char		error_at[32];
+	char		last_error[LOG_VALUE_MAX];
+	const char *encoding;
 	PGresult   *res;
 	PGresult   *commit;
 
@@ -390,7 +396,12 @@ status_report(const status_snapshot *snap)
 	params[7] = snap->topics ? snap->topics : "{}";
 	params[8] = snap->partitions ? snap->partitions : "{}";
 	params[9] = snap->watermarks ? snap->watermarks : "{}";
-	params[10] = snap->last_error[0] ? snap->last_error : NULL;
+	snprintf(last_error, sizeof(last_error), "%s", snap->last_error);
+	encoding = PQparameterStatus(status.conn, "server_encoding");
+	if (encoding != NULL && strcmp(encoding, "UTF8") != 0 &&
+		strcmp(encoding, "SQL_ASCII") != 0)
+		utf8_to_ascii(last_error);	/* 22P05 otherwise */
+	params[10] = last_error[0] ? last_error : NULL;
 	params[11] = snap->last_error_at ? error_at : NULL;
 	params[12] = status.interval;
 	res = PQexec(status.conn, STATUS_BEGIN_SQL);

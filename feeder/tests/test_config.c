@@ -1008,6 +1008,32 @@ test_status_interval(void **state)
 	config_free(&cfg);
 }
 
+/*
+ * --schema-registry-unknown-grace-ms: 10000 by default, 0 allowed (no
+ * grace), negative or past 600000 refused.
+ */
+static void
+test_schema_registry_unknown_grace(void **state)
+{
+	feeder_config cfg;
+	char		err[512];
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_int_equal(cfg.schema_registry_unknown_grace_ms, 10000);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--schema-registry-unknown-grace-ms", "0"), CONFIG_OK);
+	assert_int_equal(cfg.schema_registry_unknown_grace_ms, 0);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--schema-registry-unknown-grace-ms", "-1"), CONFIG_ERROR);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--schema-registry-unknown-grace-ms", "600001"), CONFIG_ERROR);
+	config_free(&cfg);
+}
+
 int
 main(void)
 {
@@ -1033,6 +1059,7 @@ main(void)
 		cmocka_unit_test_setup(test_adopt_kafka_offsets, clear_env),
 		cmocka_unit_test_setup(test_batch_timeouts, clear_env),
 		cmocka_unit_test_setup(test_status_interval, clear_env),
+		cmocka_unit_test_setup(test_schema_registry_unknown_grace, clear_env),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

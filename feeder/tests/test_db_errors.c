@@ -259,6 +259,8 @@ test_retry_reasons(void **state)
 	assert_int_equal(db_retry_reason_of(NULL, "execute"), DB_RETRY_CONNECTION);
 	assert_int_equal(db_retry_reason_of("", "connect"), DB_RETRY_CONNECTION);
 	assert_int_equal(db_retry_reason_of("", "commit"), DB_RETRY_COMMIT_UNKNOWN);
+	/* out of memory decoding a value: the feeder's resources */
+	assert_int_equal(db_retry_reason_of("", "decode"), DB_RETRY_RESOURCES);
 	assert_int_equal(db_retry_reason_of("08006", "execute"), DB_RETRY_CONNECTION);
 	assert_int_equal(db_retry_reason_of("57P05", "begin"), DB_RETRY_CONNECTION);
 	assert_int_equal(db_retry_reason_of("40001", "commit"), DB_RETRY_SERIALIZATION);

@@ -55,8 +55,11 @@ E2E_TOPIC=sr.orders
 FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])'
 SR_AUTH=feeder-sr:sr-secret-$RANDOM
 printf '%s\n' "$SR_AUTH" >"$E2E_TMP/sr.credentials"
+# no grace for unknown ids here (quarantined at their first 40403, asked
+# once): 42-schema-registry-hostile.t tests the grace
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --metrics-listen 127.0.0.1:0 --log-level info
-	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials")
+	--value-format confluent --schema-registry-credentials "$E2E_TMP/sr.credentials"
+	--schema-registry-unknown-grace-ms 0)
 plan 68
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"

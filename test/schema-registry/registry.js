@@ -8,7 +8,10 @@
 // (@confluentinc/schemaregistry) can register and fetch against it: our
 // registry is held to the API's contract from the client's side.  It is a
 // test tool, not a registry: schemas live in memory, there is no
-// compatibility checking, no deletes, no references.
+// compatibility checking, no deletes.  References (a schema naming types of
+// other subjects: "references": [{name, subject, version}]) are kept with
+// the schema and served with it, as the registry does; they are not
+// checked.
 //
 //   POST /subjects/{subject}/versions  register: {"id": N} (the same schema
 //                                      text and type keeps its id)
@@ -22,6 +25,11 @@
 // Switches, for the suites (never behind auth):
 //   PUT /_control/mode/{ok|slow|500|503|404|401|403}  how /schemas/* answer
 //   PUT /_control/delay/{ms}                         the delay of "slow"
+//   PUT /_control/guids/{on|off}                     off: /schemas/guids/*
+//                                                    answers a plain 404 (no
+//                                                    error code 40403), as a
+//                                                    registry without that
+//                                                    endpoint does
 //   GET /_control/stats                              requests per path kind
 //
 // Usage: node registry.js --port-file FILE [--port N] [--user USER:PASS]
@@ -42,9 +50,10 @@ const args = {};
 for (let i = 2; i < process.argv.length; i += 2)
 	args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
 
-const schemas = [];		// {id, guid, schema, schemaType}
+const schemas = [];		// {id, guid, schema, schemaType, references}
 const subjects = new Map();	// subject -> [schema ids by version]
 let mode = 'ok';
+let guids = true;
 let delayMs = 3000;
 const stats = {};
 
@@ -66,6 +75,8 @@ function schemaBody(s) {
 	const body = { schema: s.schema };
 	if (s.schemaType !== 'AVRO')
 		body.schemaType = s.schemaType;
+	if (s.references.length > 0)
+		body.references = s.references;
 	return body;
 }
 
@@ -90,10 +101,12 @@ function newGuid() {
 	}
 }
 
-function findOrAdd(schema, schemaType) {
-	let s = schemas.find((x) => x.schema === schema && x.schemaType === schemaType);
+function findOrAdd(schema, schemaType, references) {
+	const refs = JSON.stringify(references);
+	let s = schemas.find((x) => x.schema === schema && x.schemaType === schemaType &&
+		JSON.stringify(x.references) === refs);
 	if (!s) {
-		s = { id: schemas.length + 1, guid: newGuid(), schema, schemaType };
+		s = { id: schemas.length + 1, guid: newGuid(), schema, schemaType, references };
 		schemas.push(s);
 	}
 	return s;
@@ -131,6 +144,10 @@ function handle(req, res, body) {
 			mode = parts[2];
 			return send(res, 200, { mode });
 		}
+		if (req.method === 'PUT' && parts[1] === 'guids' && parts[2]) {
+			guids = parts[2] !== 'off';
+			return send(res, 200, { guids });
+		}
 		if (req.method === 'PUT' && parts[1] === 'delay' && parts[2]) {
 			delayMs = Number(parts[2]);
 			return send(res, 200, { delay_ms: delayMs });
@@ -148,6 +165,8 @@ function handle(req, res, body) {
 	if (req.method === 'GET' && parts[0] === 'schemas' && parts.length === 3 &&
 		(parts[1] === 'ids' || parts[1] === 'guids')) {
 		count('schemas_' + parts[1]);
+		if (parts[1] === 'guids' && !guids)
+			return error(res, 404, 404, 'HTTP 404 Not Found');
 		const answer = () => {
 			if (faulty(res))
 				return;
@@ -201,7 +220,7 @@ function handle(req, res, body) {
 					return error(res, 404, 40403, 'Schema not found');
 				return send(res, 200, versionBody(subject, v + 1, schemas[versions[v] - 1]));
 			}
-			const s = findOrAdd(info.schema, type);
+			const s = findOrAdd(info.schema, type, Array.isArray(info.references) ? info.references : []);
 			if (!versions)
 				subjects.set(subject, [s.id]);
 			else if (!versions.includes(s.id))

@@ -1,0 +1,135 @@
+#!/bin/bash
+# 42-schema-registry-hostile.t — issue 32, points 2, 3, 7 and 8: messages a
+# producer can write that stopped the feeder, stalled its partition for
+# ever or threw valid orders away, each on a topic read with --value-format
+# confluent against the stand-in registry (test/schema-registry), in this
+# order on one partition:
+#
+#   r01  an order whose Avro schema references a type of another subject
+#        ("references": com.x.Money, as Confluent's serializers register
+#        nested records kept as their own subjects).  It was quarantined
+#        as undecodable, and the refusal kept for the process's life; now
+#        the referenced schema is fetched and composed: stored, its amount
+#        decoded.
+#   b01  a value whose schema avro-c refuses, naming a type of 300 euro
+#        signs: the compile error, cut at 512 bytes inside a character,
+#        made the batch fail with 22021 at every retry (the partition
+#        stalled for ever); now quarantined with a valid UTF-8 reason.
+#   g01  a message with a __value_schema_id header while the registry has
+#        no /schemas/guids (a plain 404, as older Confluent, Apicurio and
+#        Karapace answer): the feeder exited 3; now that message is
+#        quarantined, its reason saying the registry cannot resolve GUIDs.
+#   u01  an id the registry does not know yet (a replica behind): it was
+#        quarantined at once; now the batch is retried within the id's
+#        grace, and once the schema is registered the order is stored.
+#   r02  one more order of the referencing schema.
+#
+# The feeder lives on, stores exactly the stream, exits 0.
+
+# shellcheck source=test/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=test/lib/schema_registry.sh
+. "$RO_ROOT/test/lib/schema_registry.sh"
+
+E2E_TOPIC=sr.hostile
+GROUP=e2e-42
+FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])'
+plan 11
+
+sr_start "$E2E_TMP" || bail "could not start the stand-in Schema Registry"
+kafka_start 1 "$E2E_TOPIC:1" || bail "could not start the development Kafka"
+e2e_setup_db || bail "could not set up the database"
+sql "GRANT EXECUTE ON FUNCTION $FRAMED_FUNCTION TO \"$E2E_ROLE\"" >/dev/null
+
+# register SUBJECT SCHEMA_JSON [REFERENCES_JSON] — the new schema's id
+register() {
+	python3 -c 'import json, sys
+body = {"schema": sys.argv[1]}
+if len(sys.argv) > 2: body["references"] = json.loads(sys.argv[2])
+print(json.dumps(body))' "$2" ${3:+"$3"} |
+		curl -sS --max-time 5 -H 'Content-Type: application/json' -d @- "$SR_URL/subjects/$1/versions" |
+		sed 's/[^0-9]//g'
+}
+
+MONEY='{"type": "record", "name": "Money", "namespace": "com.x", "fields": [{"name": "cents", "type": "long"}]}'
+ORDER='{"type": "record", "name": "OrderReceived", "namespace": "shop", "fields": [
+	{"name": "orderId", "type": "string"}, {"name": "externalReference", "type": "string"},
+	{"name": "amount", "type": "com.x.Money"}]}'
+BAD="{\"type\": \"record\", \"name\": \"R\", \"fields\": [{\"name\": \"a\", \"type\": \"$(python3 -c 'print("\u20ac" * 300)')\"}]}"
+UNKNOWN_YET='{"type": "record", "name": "Later", "namespace": "shop", "fields": [
+	{"name": "orderId", "type": "string"}, {"name": "externalReference", "type": "string"}]}'
+
+MONEY_ID=$(register money-value "$MONEY")
+ORDER_ID=$(register sr.hostile-value "$ORDER" '[{"name": "com.x.Money", "subject": "money-value", "version": 1}]')
+BAD_ID=$(register bad-value "$BAD")
+NEXT_ID=$((BAD_ID + 1))
+[ -n "$MONEY_ID" ] && [ -n "$ORDER_ID" ] && [ -n "$BAD_ID" ] || bail "could not register the schemas"
+diag "ids: Money $MONEY_ID, Order $ORDER_ID (references Money), bad $BAD_ID, not yet registered $NEXT_ID"
+
+# framed ID FILE [ORDER_NO REF [CENTS]] — a framed Avro value: an order
+# (strings, then Money when CENTS is given), or one byte when no order
+framed() {
+	python3 - "$@" <<-'PY'
+		import struct, sys
+		def varint(n):
+		    z, out = (n << 1) ^ (n >> 63), b""
+		    while z >= 0x80:
+		        out += bytes([(z & 0x7f) | 0x80]); z >>= 7
+		    return out + bytes([z])
+		def s(t):
+		    b = t.encode(); return varint(len(b)) + b
+		a = sys.argv[1:]
+		body = b"\x00"
+		if len(a) > 2:
+		    body = s("00000000-0000-4000-8000-%012d" % int(a[2])) + s(a[3])
+		    if len(a) > 4: body += varint(int(a[4]))
+		open(a[1], "wb").write(b"\x00" + struct.pack(">i", int(a[0])) + body)
+	PY
+}
+M=$E2E_TMP/msgs
+mkdir -p "$M"
+framed "$ORDER_ID" "$M/r01.bin" 4201 SR-4201 1234
+framed "$BAD_ID" "$M/b01.bin"
+framed "$NEXT_ID" "$M/u01.bin" 4203 SR-4203
+framed "$ORDER_ID" "$M/r02.bin" 4204 SR-4204 99
+printf '{"orderId": "%s", "externalReference": "SR-4202"}' "$(uid 4202)" >"$M/g01.bin"
+
+sr_mode ok
+curl -sS --max-time 5 -X PUT "$SR_URL/_control/guids/off" >/dev/null
+msg_file 0 r01 insert 4201 SR-4201 - "$M/r01.bin"
+msg_file 0 b01 reject - - 22P03 "$M/b01.bin"
+printf '%s\t0\treject\t-\t-\t22P03\n' g01 >>"$E2E_MANIFEST"
+# a GUID of 16 bytes, none of them zero or a newline (kcat's command line)
+head -c 16 /dev/urandom | tr '\0\n' '\1\1' >"$M/g01.guid"
+LC_ALL=C IFS= read -r -d '' guid <"$M/g01.guid" || true
+kcat -b "$KAFKA_BOOTSTRAP" -P -t "$E2E_TOPIC" -p 0 -k g01 -H "__value_schema_id=$(printf '\x01')$guid" "$M/g01.bin" ||
+	bail "kcat could not produce"
+msg_file 0 u01 insert 4203 SR-4203 - "$M/u01.bin"
+msg_file 0 r02 insert 4204 SR-4204 - "$M/r02.bin"
+
+# a grace of 60 s, so that the schema registered below surely comes within
+# it on a loaded machine (the default is 10 s)
+feeder_start f "$E2E_TOPIC" "$GROUP" --value-format confluent --schema-registry "$SR_URL" \
+	--schema-registry-unknown-grace-ms 60000 \
+	--metrics-listen 127.0.0.1:0 -X auto.commit.interval.ms=200 --log-level info
+
+# the id not yet registered: the batch waits within the grace
+check "an id the registry does not know yet: the batch is retried within its grace (batch_failed, 'retried for up to')" \
+	ro_wait_until 60 eval "grep -q 'event=batch_failed .*step=schema_registry .*schema id $NEXT_ID.*retried for up to 60000 ms' '$E2E_TMP/f.log'"
+[ "$(register later-value "$UNKNOWN_YET")" = "$NEXT_ID" ] || bail "the late schema did not get id $NEXT_ID"
+check "registered meanwhile: the feeder catches up within 60 s" db_wait_caught_up "$GROUP" 60
+check "the feeder still runs (a __value_schema_id header made it exit 3)" feeder_alive f
+check_exact_contents
+is "$(sql "SELECT payload->'amount'->>'cents' FROM received_orders.received_orders WHERE order_id = '$(uid 4201)'")" 1234 \
+	"a schema with references: composed with the referenced subject's schema, the value decoded"
+is "$(sql "SELECT value_schema_id || ' ' || (reason LIKE 'schema id $BAD_ID: not an Avro schema%')
+             FROM received_orders.received_orders_quarantine WHERE kafka_key = 'b01'")" "$BAD_ID true" \
+	"a schema avro-c refuses with a long non-ASCII name: quarantined with its reason (no endless 22021)"
+check "a GUID the registry cannot resolve (no /schemas/guids): quarantined, the reason saying so" \
+	test -n "$(sql "SELECT 1 FROM received_orders.received_orders_quarantine WHERE kafka_key = 'g01'
+	                   AND reason LIKE '%cannot resolve the schema GUIDs%'")"
+check "schema_registry_unknown_retries_total counts the retries in the grace" \
+	test "$(feeder_metric f schema_registry_unknown_retries_total)" -ge 1
+feeder_stop f
+is "$?" 0 "SIGTERM: the feeder exits 0"
+tap_done

@@ -1,1 +1,0 @@
-../e2e/07-least-privilege.t

@@ -1,1 +1,0 @@
-../e2e/12-position-out-of-range.t

@@ -1,1 +1,0 @@
-../e2e/32-status-from-sql.t

@@ -1,1 +1,0 @@
-../e2e/36-stale-library-session.t

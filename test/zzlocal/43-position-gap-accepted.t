@@ -1,1 +1,0 @@
-../e2e/43-position-gap-accepted.t
