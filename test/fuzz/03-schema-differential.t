@@ -11,18 +11,12 @@
 # inputs, another seed others; two deliberately wrong mappings are caught,
 # the failing input written out with its seed and replayed from it.
 #
-# KNOWN_OPEN names the generator's features that still find a bug in the
-# decoder (each in /work/helpers/h4-findings.md at the time of writing):
-# the main run leaves them out, and each is run alone to show that it still
-# finds its bug.  When a fix lands, that check fails: take the feature out of
-# KNOWN_OPEN, and the main run exercises it from then on.
-#   shared-names     a short name resolved in another namespace (issue 32
-#                    point 6): logical types lost or misapplied
-#   nul-map-keys     U+0000 in a map key: the key cut there, keys merged
-#   nul-in-schema    U+0000 in the schema's text: the schema refused
-#   empty-fixed      a fixed of size 0: every value rejected
-#   subnormals       subnormal floats and doubles not in their fewest digits
-#   top-level-bytes  a schema that is "bytes": Confluent writes the raw bytes
+# KNOWN_OPEN, read from test/fuzz/schema-known-open, names the generator's
+# features that still find a bug in the decoder (each described there, with
+# its reproducer in docs/tests.md): the main run leaves
+# them out, and each is run on its own to show that it still finds its bug.
+# When a fix lands, that check fails: delete the feature's line there, and
+# the main run exercises it from then on.
 #
 # Under test/sanitize/run the decoder is the sanitized build's
 # (RO_DECODE_CONFLUENT): a leak or a bad access is a crash and a failure
@@ -45,7 +39,7 @@ DECODER=${RO_DECODE_CONFLUENT:-$RO_ROOT/feeder/tests/decode_confluent}
 FUZZ=$RO_ROOT/test/fuzz/schema-differential.js
 SCHEMAS=${RO_SCHEMA_FUZZ_SCHEMAS:-400}
 VALUES=10
-KNOWN_OPEN=${RO_SCHEMA_FUZZ_KNOWN_OPEN-shared-names,nul-map-keys,nul-in-schema,empty-fixed,subnormals,top-level-bytes}
+KNOWN_OPEN=${RO_SCHEMA_FUZZ_KNOWN_OPEN-$(sed 's/#.*//' "$RO_ROOT/test/fuzz/schema-known-open" | xargs | tr ' ' ,)}
 IFS=, read -r -a known <<<"$KNOWN_OPEN"
 
 tap_plan $((11 + ${#known[@]}))

@@ -393,7 +393,7 @@ class Generator {
 			model.fields.push({ name: fname, type: t.model });
 		}
 		this.stack.pop();
-		this.used.add(n.space === null ? 'record' : 'record');
+		this.used.add('record');
 		return { json, model };
 	}
 

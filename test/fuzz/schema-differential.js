@@ -29,8 +29,8 @@
 //   --values N        values per schema (default 10)
 //   --first I         the first schema's index (default 0)
 //   --only I          schema I alone (replaying a failure)
-//   --without LIST    generator features left out (comma-separated): see
-//                     FEATURES below
+//   --without LIST    generator features left out (comma-separated):
+//                     FEATURES in avro-schema-gen.js
 //   --out DIR         each failure written there: NAME.avsc (the schema as
 //                     registered), NAME.bin (the framed value), NAME.json
 //                     (seed, indexes, expected and actual JSON, replay line)
@@ -305,6 +305,9 @@ async function run(o, without, say) {
 				}, null, 1) + '\n');
 			}
 		}
+		if ((end - o.first) % (CHUNK * 10) === 0)
+			process.stderr.write(`schema-differential: ${end - o.first} of ${o.schemas} schemas, ${stats.values} values, ` +
+				`${stats.mismatches} mismatches, ${stats.crashes} crashes\n`);
 	}
 	fs.rmSync(work, { recursive: true, force: true });
 	const secs = ((Date.now() - started) / 1000).toFixed(1);
