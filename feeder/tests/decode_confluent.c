@@ -163,6 +163,12 @@ answer(uint32_t seq, const char *what, const char *text, size_t len)
 	fflush(stdout);
 }
 
+/*
+ * main
+ *		Read FILE's records in order: compile each schema, answer each value
+ *		(see the header).  Exit 0 once the file is read, 2 on a usage or
+ *		file error.
+ */
 int
 main(int argc, char **argv)
 {
