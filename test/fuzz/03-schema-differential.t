@@ -6,8 +6,8 @@
 # avro_json.c, avro-c) and by Confluent's AvroDeserializer, the two JSON
 # results equal under the documented mapping (docs/feeder.md).  Every
 # feature of the generator is reached (namespaces, names shared across
-# namespaces, recursion, unions, enum and field defaults, every logical
-# type, decimals on bytes and fixed, ...); the same seed tries the same
+# namespaces, recursion, unions, enum and field defaults, aliases, every
+# logical type, decimals on bytes and fixed, ...); the same seed tries the same
 # inputs, another seed others; two deliberately wrong mappings are caught,
 # the failing input written out with its seed and replayed from it.
 #
@@ -53,7 +53,7 @@ ro_on_exit "rm -rf -- '$TMP'"
 fuzz() {
 	local name=$1 rc=0
 	shift
-	node "$FUZZ" --decoder "$DECODER" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
+	TMPDIR=$TMP node "$FUZZ" --decoder "$DECODER" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" || rc=$?
 	printf '%s\n' "$rc" >"$TMP/$name.rc"
 }
 
@@ -74,7 +74,7 @@ features=$(field main '^features used \(schemas\): (.*)')
 missing=
 want=(namespaced cross-namespace-ref short-ref reused recursion union enum-default field-default
 	decimal-bytes decimal-fixed date time-millis time-micros timestamp-millis timestamp-micros
-	local-timestamp-millis local-timestamp-micros uuid empty-namespace decoy-namespace top-level-other)
+	local-timestamp-millis local-timestamp-micros uuid empty-namespace decoy-namespace aliases top-level-other)
 [[ ,$KNOWN_OPEN, == *,shared-names,* ]] || want+=(shared-name)
 for f in "${want[@]}"; do
 	[[ " $features " =~ \ $f=[1-9] ]] || missing+=" $f"

@@ -39,6 +39,7 @@ const FEATURES = {
 	'nul-in-schema': 'U+0000 in the schema\'s text (a bytes default "\\u0000\\u00ff")',
 	'empty-fixed': 'fixed of size 0',
 	'subnormals': 'subnormal floats and doubles (else flushed to 0)',
+	'aliases': 'aliases on named types and fields, often another type\'s name (they only matter to a reader schema)',
 	'top-level-any': 'a schema whose top is not a record (a primitive, enum, fixed, array, map, union, logical type)',
 	'top-level-bytes': 'a schema that is "bytes" (Confluent\'s serializers write the raw bytes, no Avro length)',
 };
@@ -131,11 +132,17 @@ class Generator {
 	}
 
 	// the name attributes of a definition of n, where the enclosing
-	// namespace is ns, in one of the spellings the spec allows.  A decoy
-	// "namespace" beside a dotted name only on an enum or a fixed: avsc
-	// takes a record's decoy for the namespace of the types defined inside
-	// it, where the spec takes the dotted name's (Java's Schema.Parser too)
+	// namespace is ns: its spelling, and sometimes aliases
 	nameAttrs(n, ns, leaf) {
+		return { ...this.spelling(n, ns, leaf), ...this.aliases(n) };
+	}
+
+	// n's name where the enclosing namespace is ns, in one of the
+	// spellings the spec allows.  A decoy "namespace" beside a dotted name
+	// only on an enum or a fixed: avsc takes a record's decoy for the
+	// namespace of the types defined inside it, where the spec takes the
+	// dotted name's (Java's Schema.Parser too)
+	spelling(n, ns, leaf) {
 		const r = this.r;
 		if (n.space === null) {
 			if (ns === null)
@@ -152,6 +159,24 @@ class Generator {
 		if (w.name === n.full && 'namespace' in w && w.namespace !== n.space)
 			this.used.add('decoy-namespace');
 		return w;
+	}
+
+	// sometimes aliases: short or full names of the pool, another type's
+	// name as often as not, never n's own
+	aliases(n) {
+		const r = this.r;
+		if (!this.on('aliases') || !r.chance(0.25))
+			return {};
+		const names = [];
+		for (let k = r.range(1, 2); k > 0; k--) {
+			const a = r.chance(0.5) ? r.pick(SHORT_NAMES) : `${r.pick(NAMESPACES)}.${r.pick(SHORT_NAMES)}`;
+			if (a !== n.full && a !== n.short && !names.includes(a))
+				names.push(a);
+		}
+		if (!names.length)
+			return {};
+		this.used.add('aliases');
+		return { aliases: names };
 	}
 
 	// a reference to the named type n from where the enclosing namespace
@@ -384,6 +409,10 @@ class Generator {
 			names.add(fname);
 			const t = this.type(inner, depth);
 			const field = { name: fname, type: t.json };
+			if (this.on('aliases') && r.chance(0.1)) {
+				field.aliases = [r.pick(FIELD_NAMES) + 'Old'];
+				this.used.add('aliases');
+			}
 			const dflt = this.on('defaults') && r.chance(0.3) ? this.defaultFor(t.model) : undefined;
 			if (dflt !== undefined) {
 				field.default = dflt;
