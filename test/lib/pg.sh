@@ -12,7 +12,8 @@
 # majors: DIR/bindir names the programs a cluster was made with, and pg_use,
 # pg_ctl_as and pg_stop use those.  The server gets the VAR=VALUE words of
 # $RO_PG_SERVER_ENV in its environment (a sanitizer runtime in LD_PRELOAD,
-# test/sanitize/run); PG_CONFIG picks the PostgreSQL until pg_select_major.
+# test/sanitize/run), initdb the words of $RO_PG_INITDB_ARGS; PG_CONFIG picks
+# the PostgreSQL until pg_select_major.
 #
 #   pg_select_major MAJOR   use PostgreSQL MAJOR from now on (pg_bindir,
 #                           new clusters): export RO_PG_MAJOR, RO_PG_BINDIR,
@@ -185,16 +186,19 @@ pg__register() {
 	RO__PG_STARTED+=("$1")
 }
 
-# pg__init — initdb a new cluster in DIR/data and write its fixed settings
+# pg__init — initdb a new cluster in DIR/data and write its fixed settings;
+# the words of $RO_PG_INITDB_ARGS are added to initdb's arguments (e.g.
+# --no-data-checksums for an 18 that a 15 is pg_upgrade'd into)
 pg__init() {
-	local dir=$1 locale=C
+	local dir=$1 locale=C extra=()
+	[[ -n ${RO_PG_INITDB_ARGS:-} ]] && read -ra extra <<<"$RO_PG_INITDB_ARGS"
 	if locale -a 2>/dev/null | grep -qiE '^c\.utf-?8$'; then
 		locale=C.UTF-8
 	fi
 	mkdir -p "$dir/socket"
 	[[ $EUID == 0 ]] && chown -R postgres: "$dir"
 	if ! pg__as_owner "$(pg_bindir)/initdb" -D "$dir/data" -U postgres -A trust \
-		-E UTF8 --locale="$locale" --no-sync >"$dir/initdb.log" 2>&1; then
+		-E UTF8 --locale="$locale" --no-sync "${extra[@]}" >"$dir/initdb.log" 2>&1; then
 		cat "$dir/initdb.log" >&2
 		return 1
 	fi
