@@ -56,13 +56,13 @@ typedef struct EnvelopeScan
 	char	   *top_string;		/* the value itself, when it is a string */
 } EnvelopeScan;
 
-static void EnvelopeObjectStart(void *state);
-static void EnvelopeObjectEnd(void *state);
-static void EnvelopeArrayStart(void *state);
-static void EnvelopeArrayEnd(void *state);
-static void EnvelopeFieldStart(void *state, char *fname, bool isnull);
-static void EnvelopeFieldEnd(void *state, char *fname, bool isnull);
-static void EnvelopeScalar(void *state, char *token, JsonTokenType tokentype);
+static RoJsonCallbackResult EnvelopeObjectStart(void *state);
+static RoJsonCallbackResult EnvelopeObjectEnd(void *state);
+static RoJsonCallbackResult EnvelopeArrayStart(void *state);
+static RoJsonCallbackResult EnvelopeArrayEnd(void *state);
+static RoJsonCallbackResult EnvelopeFieldStart(void *state, char *fname, bool isnull);
+static RoJsonCallbackResult EnvelopeFieldEnd(void *state, char *fname, bool isnull);
+static RoJsonCallbackResult EnvelopeScalar(void *state, char *token, JsonTokenType tokentype);
 static bool EnvelopeParse(RoEnvelope envelope, const char *data, int len,
 						  EnvelopeScan *scan, RoEventError *err);
 static EnvelopeMember *EnvelopeMemberOf(EnvelopeScan *scan, const char *name);
@@ -270,7 +270,8 @@ EnvelopeCloudEvents(const char *data, int len, EnvelopeScan *scan,
 		srclen = strlen(base64->string);
 		maxlen = pg_b64_dec_len(srclen);
 		decoded = palloc(maxlen + 1);
-		n = pg_b64_decode(base64->string, srclen, decoded, maxlen);
+		/* the destination is a char * up to 17, a uint8 * from 18 on */
+		n = pg_b64_decode(base64->string, srclen, (void *) decoded, maxlen);
 		if (n < 0)
 			return EnvelopeFail(RO_ENVELOPE_CLOUDEVENTS, err, ERRCODE_INVALID_TEXT_REPRESENTATION,
 								pstrdup("\"data_base64\" is not valid base64"));
@@ -323,7 +324,7 @@ EnvelopeParse(RoEnvelope envelope, const char *data, int len,
 
 	scan->current = -1;
 	scan->top = JSON_TOKEN_INVALID;
-	scan->lex = makeJsonLexContextCstringLen((char *) data, len, PG_UTF8, true);
+	scan->lex = RoMakeJsonLexContext(data, len, true);
 	result = pg_parse_json(scan->lex, &sem);
 	if (result != JSON_SUCCESS)
 		return EnvelopeFail(envelope, err, ERRCODE_INVALID_TEXT_REPRESENTATION,
@@ -344,34 +345,42 @@ EnvelopeFirstToken(EnvelopeScan *scan, JsonTokenType type)
 		scan->top = type;
 }
 
-static void
+static RoJsonCallbackResult
 EnvelopeObjectStart(void *state)
 {
 	EnvelopeScan *scan = state;
 
 	EnvelopeFirstToken(scan, JSON_TOKEN_OBJECT_START);
 	scan->depth++;
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
-static void
+static RoJsonCallbackResult
 EnvelopeObjectEnd(void *state)
 {
 	((EnvelopeScan *) state)->depth--;
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
-static void
+static RoJsonCallbackResult
 EnvelopeArrayStart(void *state)
 {
 	EnvelopeScan *scan = state;
 
 	EnvelopeFirstToken(scan, JSON_TOKEN_ARRAY_START);
 	scan->depth++;
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
-static void
+static RoJsonCallbackResult
 EnvelopeArrayEnd(void *state)
 {
 	((EnvelopeScan *) state)->depth--;
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
 /*
@@ -379,7 +388,7 @@ EnvelopeArrayEnd(void *state)
  * its value (token_start); at its end, the token after the value
  * (prev_token_terminator ends the value).
  */
-static void
+static RoJsonCallbackResult
 EnvelopeFieldStart(void *state, char *fname, bool isnull)
 {
 	EnvelopeScan *scan = state;
@@ -387,19 +396,21 @@ EnvelopeFieldStart(void *state, char *fname, bool isnull)
 
 	if (scan->depth != 1 || fname == NULL ||
 		(member = EnvelopeMemberOf(scan, fname)) == NULL)
-		return;
+		return RO_JSON_CALLBACK_DONE;
 	if (member->found)
 	{
 		member->duplicate = true;
-		return;
+		return RO_JSON_CALLBACK_DONE;
 	}
 	member->found = true;
 	member->type = scan->lex->token_type;
 	member->start = scan->lex->token_start;
 	scan->current = member - scan->members;
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
-static void
+static RoJsonCallbackResult
 EnvelopeFieldEnd(void *state, char *fname, bool isnull)
 {
 	EnvelopeScan *scan = state;
@@ -409,9 +420,11 @@ EnvelopeFieldEnd(void *state, char *fname, bool isnull)
 		scan->members[scan->current].end = scan->lex->prev_token_terminator;
 		scan->current = -1;
 	}
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
-static void
+static RoJsonCallbackResult
 EnvelopeScalar(void *state, char *token, JsonTokenType tokentype)
 {
 	EnvelopeScan *scan = state;
@@ -425,6 +438,8 @@ EnvelopeScalar(void *state, char *token, JsonTokenType tokentype)
 	else if (scan->depth == 1 && scan->current >= 0 &&
 			 tokentype == JSON_TOKEN_STRING)
 		scan->members[scan->current].string = token;
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
 static EnvelopeMember *

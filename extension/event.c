@@ -87,7 +87,7 @@ RoEventCheckRaw(const char *data, int len, RoEventError *err)
 	 * Syntax only: without need_escapes the lexer does not copy strings, which
 	 * is most of its cost; EventScan found any \u0000 already.
 	 */
-	lex = makeJsonLexContextCstringLen((char *) data, len, PG_UTF8, false);
+	lex = RoMakeJsonLexContext(data, len, false);
 	result = pg_parse_json(lex, &nullSemAction);
 	if (result != JSON_SUCCESS)
 		return EventSetError(err, ERRCODE_INVALID_TEXT_REPRESENTATION,

@@ -8,8 +8,11 @@
  * The batch function used to lex every value twice: a syntax pass that
  * cannot throw (RoEventCheckRaw), then jsonb's input function.  Here the
  * JSON parser runs once with jsonb's own input callbacks (jsonb.c keeps
- * them static, so they are written again below, as PostgreSQL 15 has
- * them), and a syntax error comes back as pg_parse_json's result.
+ * them static up to PostgreSQL 18, so they are written again below, as 15
+ * has them), and a syntax error comes back as pg_parse_json's result.
+ * Later majors offer no replacement that keeps the verdicts below:
+ * jsonb_in's soft errors (16+) report a lone surrogate with the SQLSTATE
+ * and message of a syntax error.
  *
  * Verdicts and SQLSTATEs stay exactly those of the two passes:
  *	- a syntax error is rejected with 22P02 and the lexer's own detail,
@@ -44,12 +47,12 @@ typedef struct EventJsonbState
 	bool		deferred;		/* a number left to the two passes */
 } EventJsonbState;
 
-static void EventObjectStart(void *pstate);
-static void EventObjectEnd(void *pstate);
-static void EventArrayStart(void *pstate);
-static void EventArrayEnd(void *pstate);
-static void EventObjectFieldStart(void *pstate, char *fname, bool isnull);
-static void EventScalar(void *pstate, char *token, JsonTokenType tokentype);
+static RoJsonCallbackResult EventObjectStart(void *pstate);
+static RoJsonCallbackResult EventObjectEnd(void *pstate);
+static RoJsonCallbackResult EventArrayStart(void *pstate);
+static RoJsonCallbackResult EventArrayEnd(void *pstate);
+static RoJsonCallbackResult EventObjectFieldStart(void *pstate, char *fname, bool isnull);
+static RoJsonCallbackResult EventScalar(void *pstate, char *token, JsonTokenType tokentype);
 static int	EventCheckStringLen(size_t len);
 static bool EventJsonbRefusesEscape(JsonParseErrorType result);
 
@@ -89,7 +92,7 @@ RoEventParse(const char *data, int len, RoEventError *err)
 	sem.object_field_start = EventObjectFieldStart;
 	sem.scalar = EventScalar;
 
-	lex = makeJsonLexContextCstringLen((char *) data, len, PG_UTF8, true);
+	lex = RoMakeJsonLexContext(data, len, true);
 	result = pg_parse_json(lex, &sem);
 	if (result == JSON_SUCCESS && !state.deferred)
 		return JsonbValueToJsonb(state.res);
@@ -128,41 +131,50 @@ EventJsonbRefusesEscape(JsonParseErrorType result)
 }
 
 /*
- * The input callbacks of jsonb.c (jsonb_in_*), PostgreSQL 15.
+ * The input callbacks of jsonb.c (jsonb_in_*), PostgreSQL 15; from 16 on
+ * they return JSON_SUCCESS (RoJsonCallbackResult), and throw as 15 does.
  */
-static void
+static RoJsonCallbackResult
 EventObjectStart(void *pstate)
 {
 	EventJsonbState *state = pstate;
 
 	state->res = pushJsonbValue(&state->parse_state, WJB_BEGIN_OBJECT, NULL);
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
-static void
+static RoJsonCallbackResult
 EventObjectEnd(void *pstate)
 {
 	EventJsonbState *state = pstate;
 
 	state->res = pushJsonbValue(&state->parse_state, WJB_END_OBJECT, NULL);
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
-static void
+static RoJsonCallbackResult
 EventArrayStart(void *pstate)
 {
 	EventJsonbState *state = pstate;
 
 	state->res = pushJsonbValue(&state->parse_state, WJB_BEGIN_ARRAY, NULL);
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
-static void
+static RoJsonCallbackResult
 EventArrayEnd(void *pstate)
 {
 	EventJsonbState *state = pstate;
 
 	state->res = pushJsonbValue(&state->parse_state, WJB_END_ARRAY, NULL);
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
-static void
+static RoJsonCallbackResult
 EventObjectFieldStart(void *pstate, char *fname, bool isnull)
 {
 	EventJsonbState *state = pstate;
@@ -173,9 +185,11 @@ EventObjectFieldStart(void *pstate, char *fname, bool isnull)
 	v.val.string.len = EventCheckStringLen(strlen(fname));
 	v.val.string.val = fname;
 	state->res = pushJsonbValue(&state->parse_state, WJB_KEY, &v);
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
-static void
+static RoJsonCallbackResult
 EventScalar(void *pstate, char *token, JsonTokenType tokentype)
 {
 	EventJsonbState *state = pstate;
@@ -247,6 +261,8 @@ EventScalar(void *pstate, char *token, JsonTokenType tokentype)
 				elog(ERROR, "unexpected parent of nested structure");
 		}
 	}
+
+	return RO_JSON_CALLBACK_DONE;
 }
 
 /*

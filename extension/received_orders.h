@@ -16,8 +16,32 @@
 #define RECEIVED_ORDERS_H
 
 #include "fmgr.h"
+#include "common/jsonapi.h"
 #include "utils/jsonb.h"
 #include "utils/uuid.h"
+
+/*
+ * The PostgreSQL majors built against (15, 18): what changed in the JSON
+ * parser's API that event.c, event_parse.c and envelope.c use.  From 16 on
+ * a semantic callback returns a JsonParseErrorType (JSON_SUCCESS goes on);
+ * from 17 on makeJsonLexContextCstringLen takes the context to fill first
+ * (NULL: a new one) and a const string.
+ */
+#if PG_VERSION_NUM >= 160000
+typedef JsonParseErrorType RoJsonCallbackResult;
+#define RO_JSON_CALLBACK_DONE JSON_SUCCESS
+#else
+typedef void RoJsonCallbackResult;
+#define RO_JSON_CALLBACK_DONE
+#endif
+
+#if PG_VERSION_NUM >= 170000
+#define RoMakeJsonLexContext(data, len, need_escapes) \
+	makeJsonLexContextCstringLen(NULL, (data), (len), PG_UTF8, (need_escapes))
+#else
+#define RoMakeJsonLexContext(data, len, need_escapes) \
+	makeJsonLexContextCstringLen((char *) (data), (len), PG_UTF8, (need_escapes))
+#endif
 
 /* The schema fixed by received_orders.control. */
 #define RO_SCHEMA "received_orders"

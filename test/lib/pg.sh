@@ -1,4 +1,5 @@
-# test/lib/pg.sh — start, steer and stop throwaway PostgreSQL 15 clusters
+# test/lib/pg.sh — start, steer and stop throwaway PostgreSQL clusters of
+# every major the project supports (15 by default)
 #
 # Sourced (bash) by test/run and by any suite; sources common.sh.  Each
 # cluster lives in one directory: DIR/data (PGDATA), DIR/socket (unix socket),
@@ -7,17 +8,28 @@
 # superuser "postgres"; when root, the server runs as the postgres user.
 # Every cluster started by a shell is stopped by PID when that shell exits
 # (through ro_on_exit), and the temporary directories it created are removed
-# unless RO_KEEP_TMP=1.  Several clusters may run at once.  The server gets
-# the VAR=VALUE words of $RO_PG_SERVER_ENV in its environment (a sanitizer
-# runtime in LD_PRELOAD, test/sanitize/run); PG_CONFIG picks the PostgreSQL.
+# unless RO_KEEP_TMP=1.  Several clusters may run at once, of different
+# majors: DIR/bindir names the programs a cluster was made with, and pg_use,
+# pg_ctl_as and pg_stop use those.  The server gets the VAR=VALUE words of
+# $RO_PG_SERVER_ENV in its environment (a sanitizer runtime in LD_PRELOAD,
+# test/sanitize/run), initdb the words of $RO_PG_INITDB_ARGS; PG_CONFIG picks
+# the PostgreSQL until pg_select_major.
+#
+#   pg_select_major MAJOR   use PostgreSQL MAJOR from now on (pg_bindir,
+#                           new clusters): export RO_PG_MAJOR, RO_PG_BINDIR,
+#                           PG_CONFIG and put its bindir first in PATH
+#   pg_major_bindir MAJOR   print MAJOR's bindir: the one tools/build-postgresql
+#                           built under $RO_PG_CACHE (/var/cache/received_orders)
+#                           or Debian's /usr/lib/postgresql/MAJOR/bin; fail
+#                           when neither has a pg_config
 #
 #   pg_start VAR            start a cluster in the directory named by $VAR;
 #                           when $VAR is empty, create one (mktemp -d) and
 #                           store its path in VAR; initdb on first use, keep
 #                           its port on restart; then pg_use it
 #   pg_use DIR              export PGHOST PGPORT PGUSER PGDATABASE RO_PG_DIR
-#                           for DIR and put the PostgreSQL 15 bindir first
-#                           in PATH
+#                           for DIR, make DIR's bindir RO_PG_BINDIR and put
+#                           it first in PATH
 #   pg_ctl_as ARGS...       pg_ctl -D $RO_PG_DIR/data ARGS as the server's
 #                           owner, e.g. `pg_ctl_as stop -m immediate`,
 #                           `pg_ctl_as start -w` (its PID is recorded)
@@ -30,7 +42,8 @@
 #                           each EXT in it
 #   pg_psql ARGS...         psql without psqlrc, ON_ERROR_STOP, quiet
 #   pg_query DB SQL         run SQL in DB, print rows unaligned, "|"-separated
-#   pg_bindir               print the PostgreSQL 15 bindir
+#   pg_bindir               print the bindir in use (PostgreSQL 15 unless
+#                           pg_select_major or pg_use chose another)
 #   pg_free_port            print a TCP port free on 127.0.0.1
 #   pg_log_tail [DIR] [N]   last N (40) lines of the server log on stderr
 #
@@ -64,8 +77,9 @@ RO__PG_STARTED=()
 RO__PG_OWNED=()
 RO__PG_HANDLER_SET=
 
-# pg_bindir — where the PostgreSQL 15 programs are; $PG_CONFIG wins, then
-# Debian's versioned path, then whatever pg_config is in PATH
+# pg_bindir — where the programs of the PostgreSQL in use are: the one
+# pg_select_major or pg_use chose; else $PG_CONFIG's, then Debian's
+# PostgreSQL 15, then whatever pg_config is in PATH
 pg_bindir() {
 	if [[ -z ${RO_PG_BINDIR:-} ]]; then
 		local config=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -75,6 +89,49 @@ pg_bindir() {
 		export RO_PG_BINDIR
 	fi
 	printf '%s\n' "$RO_PG_BINDIR"
+}
+
+# pg_major_bindir — see the header; the cache first, so that the harness
+# installs the extension into a PostgreSQL of its own
+pg_major_bindir() {
+	local major=$1 dir
+	for dir in "${RO_PG_CACHE:-/var/cache/received_orders}/pg$major/bin" \
+		"/usr/lib/postgresql/$major/bin"; do
+		if [[ -x $dir/pg_config ]]; then
+			printf '%s\n' "$dir"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# pg__path_first DIR — DIR first in PATH (moved there when already in it)
+pg__path_first() {
+	local dir=$1 rest
+	rest=":$PATH:"
+	rest=${rest//":$dir:"/:}
+	rest=${rest#:}
+	rest=${rest%:}
+	export PATH="$dir${rest:+:$rest}"
+}
+
+# pg_select_major — see the header
+pg_select_major() {
+	local major=$1 bindir
+	bindir=$(pg_major_bindir "$major") ||
+		ro_die "PostgreSQL $major not found: build it with tools/build-postgresql $major"
+	export RO_PG_MAJOR=$major RO_PG_BINDIR=$bindir PG_CONFIG=$bindir/pg_config
+	pg__path_first "$bindir"
+}
+
+# pg__dir_bindir DIR — the bindir cluster DIR was made with (pg_bindir for
+# a directory that does not say)
+pg__dir_bindir() {
+	if [[ -s $1/bindir ]]; then
+		cat "$1/bindir"
+	else
+		pg_bindir
+	fi
 }
 
 # pg__as_owner — run a server-side program as the cluster owner: the
@@ -88,13 +145,16 @@ pg__as_owner() {
 	fi
 }
 
-# pg__server_ctl ARGS... — pg_ctl ARGS as the cluster owner, with the
-# VAR=VALUE words of $RO_PG_SERVER_ENV in the environment of pg_ctl and so of
-# the server it starts (test/sanitize/run preloads the sanitizer runtime)
+# pg__server_ctl DIR ARGS... — DIR's pg_ctl ARGS as the cluster owner, with
+# the VAR=VALUE words of $RO_PG_SERVER_ENV in the environment of pg_ctl and
+# so of the server it starts (test/sanitize/run preloads the sanitizer
+# runtime)
 pg__server_ctl() {
-	local env=()
+	local env=() bindir
+	bindir=$(pg__dir_bindir "$1")
+	shift
 	[[ -n ${RO_PG_SERVER_ENV:-} ]] && read -ra env <<<"$RO_PG_SERVER_ENV"
-	pg__as_owner env "${env[@]}" "$(pg_bindir)/pg_ctl" "$@"
+	pg__as_owner env "${env[@]}" "$bindir/pg_ctl" "$@"
 }
 
 # pg_free_port — a port nobody listens on, checked by binding it; drawn
@@ -126,16 +186,19 @@ pg__register() {
 	RO__PG_STARTED+=("$1")
 }
 
-# pg__init — initdb a new cluster in DIR/data and write its fixed settings
+# pg__init — initdb a new cluster in DIR/data and write its fixed settings;
+# the words of $RO_PG_INITDB_ARGS are added to initdb's arguments (e.g.
+# --no-data-checksums for an 18 that a 15 is pg_upgrade'd into)
 pg__init() {
-	local dir=$1 locale=C
+	local dir=$1 locale=C extra=()
+	[[ -n ${RO_PG_INITDB_ARGS:-} ]] && read -ra extra <<<"$RO_PG_INITDB_ARGS"
 	if locale -a 2>/dev/null | grep -qiE '^c\.utf-?8$'; then
 		locale=C.UTF-8
 	fi
 	mkdir -p "$dir/socket"
 	[[ $EUID == 0 ]] && chown -R postgres: "$dir"
 	if ! pg__as_owner "$(pg_bindir)/initdb" -D "$dir/data" -U postgres -A trust \
-		-E UTF8 --locale="$locale" --no-sync >"$dir/initdb.log" 2>&1; then
+		-E UTF8 --locale="$locale" --no-sync "${extra[@]}" >"$dir/initdb.log" 2>&1; then
 		cat "$dir/initdb.log" >&2
 		return 1
 	fi
@@ -181,11 +244,12 @@ pg_start() {
 	if [[ ! -f $dir/data/PG_VERSION ]]; then
 		pg__init "$dir" || return 1
 	fi
+	[[ -s $dir/bindir ]] || pg_bindir >"$dir/bindir"
 	for attempt in 1 2 3 4 5; do
 		if [[ $attempt -gt 1 || ! -s $dir/port ]]; then
 			pg__set_port "$dir" "$(pg_free_port)"
 		fi
-		if pg__server_ctl -D "$dir/data" -l "$dir/log" -w -t 120 start >/dev/null; then
+		if pg__server_ctl "$dir" -D "$dir/data" -l "$dir/log" -w -t 120 start >/dev/null; then
 			pg__record_pid "$dir"
 			pg_use "$dir"
 			return 0
@@ -201,7 +265,8 @@ pg_start() {
 # pg_use — point the libpq environment (and PATH) at cluster DIR
 pg_use() {
 	local dir=$1 bindir
-	bindir=$(pg_bindir)
+	bindir=$(pg__dir_bindir "$dir")
+	export RO_PG_BINDIR=$bindir
 	export RO_PG_DIR=$dir
 	export PGHOST=$dir/socket
 	PGPORT=$(cat "$dir/port")
@@ -209,17 +274,14 @@ pg_use() {
 	export PGUSER=postgres
 	export PGDATABASE=postgres
 	unset PGHOSTADDR PGSERVICE PGPASSWORD
-	case ":$PATH:" in
-	*":$bindir:"*) ;;
-	*) export PATH="$bindir:$PATH" ;;
-	esac
+	pg__path_first "$bindir"
 }
 
 # pg_ctl_as — pg_ctl on the current cluster as its owner; output on stderr
 # (keeps TAP clean); records the new postmaster after a start or restart
 pg_ctl_as() {
 	local dir=${RO_PG_DIR:?pg_ctl_as: no cluster (pg_start or pg_use first)} status=0 arg
-	pg__server_ctl -D "$dir/data" -l "$dir/log" "$@" >&2 || status=$?
+	pg__server_ctl "$dir" -D "$dir/data" -l "$dir/log" "$@" >&2 || status=$?
 	for arg in "$@"; do
 		if [[ $arg == start || $arg == restart ]]; then
 			pg__record_pid "$dir"
@@ -243,7 +305,7 @@ pg_stop() {
 	local dir=${1:-${RO_PG_DIR:-}} pid i
 	[[ -n $dir && -d $dir ]] || return 0
 	if [[ -f $dir/data/postmaster.pid ]]; then
-		pg__as_owner "$(pg_bindir)/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop \
+		pg__as_owner "$(pg__dir_bindir "$dir")/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop \
 			>/dev/null 2>&1 || true
 	fi
 	[[ -f $dir/pids ]] || return 0
@@ -339,7 +401,8 @@ pg__base_backup() {
 	mkdir -p "$dir/socket"
 	chmod 755 "$dir"
 	[[ $EUID == 0 ]] && chown -R postgres: "$dir"
-	if ! pg__as_owner "$(pg_bindir)/pg_basebackup" -h 127.0.0.1 -p "$(cat "$primary/port")" \
+	pg__dir_bindir "$primary" >"$dir/bindir"
+	if ! pg__as_owner "$(pg__dir_bindir "$primary")/pg_basebackup" -h 127.0.0.1 -p "$(cat "$primary/port")" \
 		-U postgres -D "$dir/data" -R -X stream -c fast --no-sync >"$dir/basebackup.log" 2>&1; then
 		cat "$dir/basebackup.log" >&2
 		return 1
@@ -409,6 +472,6 @@ pg__out_of_recovery() {
 # pg_promote — see the header
 pg_promote() {
 	local dir=$1
-	pg__as_owner "$(pg_bindir)/pg_ctl" -D "$dir/data" promote -w -t "${2:-60}" >&2 || return 1
+	pg__as_owner "$(pg__dir_bindir "$dir")/pg_ctl" -D "$dir/data" promote -w -t "${2:-60}" >&2 || return 1
 	ro_wait_until "${2:-60}" pg__out_of_recovery "$dir"
 }
