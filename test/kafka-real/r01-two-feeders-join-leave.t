@@ -11,8 +11,8 @@ RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 . "$RO_ROOT/test/kafka-real/lib.sh"
 
 PARTITIONS=6
-E2E_TOPIC=r01-orders
-GROUP=r01-group
+E2E_TOPIC=r01-orders-$$
+GROUP=r01-group-$$
 ARGS=(--batch-size 50 --batch-wait-ms 20 --stats-interval 1)
 plan 12
 
