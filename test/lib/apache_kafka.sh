@@ -335,12 +335,12 @@ ak_start() {
 ak_stop_node() {
 	local i=$1 pid=${AK_PIDS[$1]:-} deadline=$((SECONDS + ${2:-30}))
 	[[ -n $pid ]] || return 0
-	kill -TERM "$pid" 2>/dev/null
+	kill -TERM "$pid" 2>/dev/null || true
 	while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
 		sleep 0.2
 	done
-	kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
 	AK_PIDS[i]=
 	return 0
 }
@@ -349,8 +349,8 @@ ak_stop_node() {
 ak_kill() {
 	local pid=${AK_PIDS[$1]:-}
 	[[ -n $pid ]] || return 0
-	kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
 	AK_PIDS[$1]=
 	return 0
 }
@@ -380,7 +380,7 @@ ak_attach() {
 ak_stop() {
 	local i
 	for ((i = 1; i <= AK_NODES; i++)); do
-		[[ -n ${AK_PIDS[i]:-} ]] && kill -TERM "${AK_PIDS[i]}" 2>/dev/null
+		[[ -n ${AK_PIDS[i]:-} ]] && { kill -TERM "${AK_PIDS[i]}" 2>/dev/null || true; }
 	done
 	for ((i = 1; i <= AK_NODES; i++)); do
 		ak_stop_node "$i" 30
