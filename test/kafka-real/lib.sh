@@ -16,6 +16,10 @@
 #                           stored once, every bad one quarantined once,
 #                           every produced message in Kafka, no offset of
 #                           GROUP acknowledged ahead of the database
+#   todo ASSERTION ARGS...  run one assertion (check, is, tap_ok...) whose
+#                           description carries "# TODO reason": a known
+#                           defect, shown as "not ok ... # TODO" and counted
+#                           as TAP counts TODO (not a failure of the script)
 #   kr_sasl_args USER PASSWORD [MECHANISM]
 #                           the feeder's and kcat's -X options for the
 #                           SASL_SSL listener (MECHANISM: SCRAM-SHA-512)
@@ -56,6 +60,12 @@ kr_account() {
 	check "$label: every produced message is in Kafka" check_all_in_kafka
 	ahead=$(acks_ahead "$group" 2>&1) || ahead="could not read the offsets: $ahead"
 	is "$ahead" "" "$label: no offset acknowledged ahead of the database"
+}
+
+# todo ASSERTION ARGS... — see the header
+todo() {
+	"$@"
+	tap_last_ok || TAP__FAILED=$((TAP__FAILED - 1))
 }
 
 # kr_sasl_args USER PASSWORD [MECHANISM] — -X options for the SASL_SSL

@@ -85,10 +85,10 @@ check "the feeder stores every committed order" ro_wait_until 60 rows_at_least "
 is "$(sql "SELECT count(*) FROM received_orders.received_orders
             WHERE order_id::text IN ($(sed "s/.*/'&'/" "$E2E_TMP/aborted.ids" | paste -sd,))")" 0 \
 	"no order of an aborted transaction is stored ($(wc -l <"$E2E_TMP/aborted.ids") of them)"
-check "consumer_lag reads 0 for every partition once caught up $KR_TODO_MARKERS" \
+todo check "consumer_lag reads 0 for every partition once caught up $KR_TODO_MARKERS" \
 	ro_wait_until 15 lag_is_zero
 tap_last_ok || diag "consumer_lag (partition position high_watermark lag): $(sql "SELECT kafka_partition, position, high_watermark, lag FROM received_orders.consumer_lag WHERE consumer_group = '$GROUP' ORDER BY 1" | tr '\n' ' ')"
-check "the committed offsets reach the end offsets (Kafka's lag 0) $KR_TODO_MARKERS" \
+todo check "the committed offsets reach the end offsets (Kafka's lag 0) $KR_TODO_MARKERS" \
 	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 15
 kr_account "$GROUP" "transactions"
 feeder_stop f
