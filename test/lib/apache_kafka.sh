@@ -114,13 +114,32 @@ ak_java() {
 		-cp "$AK_LIB/*" "$@"
 }
 
-# ak__free_port — a TCP port free on 127.0.0.1 (pg.sh's when present)
+# ak__free_port — a TCP port free on 127.0.0.1, checked by binding it and
+# drawn below Linux's ephemeral range (as pg_free_port does): a port the
+# kernel hands out for outgoing connections could be taken by one of the
+# other nodes' connections before this node binds it
 ak__free_port() {
-	if declare -F pg_free_port >/dev/null; then
-		pg_free_port
-	else
-		python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-	fi
+	perl -MIO::Socket::INET -e '
+		for (1 .. 200) {
+			my $port = 15000 + int(rand(17000));
+			my $sock = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
+				LocalPort => $port, Proto => "tcp", Listen => 1) or next;
+			close $sock;
+			print "$port\n";
+			exit 0;
+		}
+		exit 1;'
+}
+
+# ak__new_port — a free port none of this cluster's listeners has yet
+ak__new_port() {
+	local port taken=" ${AK_PORTS[*]} ${AK_INTERNAL_PORTS[*]} ${AK_CONTROLLER_PORTS[*]} ${AK_SASL_PORTS[*]} " try
+	for ((try = 0; try < 20; try++)); do
+		port=$(ak__free_port) || break
+		[[ $taken == *" $port "* ]] || { echo "$port"; return 0; }
+	done
+	ak__log "no free TCP port found on 127.0.0.1"
+	return 1
 }
 
 # ak__write_config NODE — server.properties of node NODE (1-based)
@@ -284,10 +303,10 @@ ak_start() {
 		AK__EXIT_SET=1
 	fi
 	for ((i = 1; i <= n; i++)); do
-		AK_PORTS[i]=$(ak__free_port)
-		AK_INTERNAL_PORTS[i]=$(ak__free_port)
-		AK_CONTROLLER_PORTS[i]=$(ak__free_port)
-		AK_SASL_PORTS[i]=$(ak__free_port)
+		AK_PORTS[i]=$(ak__new_port) || return 1
+		AK_INTERNAL_PORTS[i]=$(ak__new_port) || return 1
+		AK_CONTROLLER_PORTS[i]=$(ak__new_port) || return 1
+		AK_SASL_PORTS[i]=$(ak__new_port) || return 1
 	done
 	ak__write_log4j
 	if [[ $AK_SASL == 1 ]]; then
