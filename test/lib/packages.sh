@@ -16,6 +16,11 @@
 #                            ones (output to LOG when given and not empty);
 #                            as anyone else: print the exact sudo apt-get
 #                            line and fail
+#   ro_install_maven SUITE...
+#                            the Maven artifacts the named suites need: the
+#                            pinned Apache Kafka jars (ak_install) when a
+#                            suite's *.t or cluster script sources
+#                            test/lib/apache_kafka.sh; nothing otherwise
 
 # ro_package_list [SECTION] — the Debian packages named in
 # test/packages.txt, of one section or of all (a PACKAGE@COMMAND line as
@@ -66,4 +71,20 @@ ro_install_packages() {
 		ro_log "apt-get install failed"
 		return 1
 	fi
+}
+
+# ro_install_maven SUITE... — resolve the pinned Apache Kafka jars once, in
+# the package step, when one of the suites uses a real cluster (so a
+# suite's time limit never pays for the download)
+ro_install_maven() {
+	local name
+	for name in "$@"; do
+		if grep -qs 'lib/apache_kafka\.sh' "$RO_ROOT/test/$name"/*.t "$RO_ROOT/test/$name/cluster"; then
+			# shellcheck source=test/lib/apache_kafka.sh
+			. "$RO_ROOT/test/lib/apache_kafka.sh"
+			ak_install
+			return
+		fi
+	done
+	return 0
 }

@@ -1,0 +1,76 @@
+# test/kafka-real/lib.sh — shared plumbing of the real-cluster suite
+#
+# Sourced by test/kafka-real/*.t (bash) after nothing else.  Brings
+# test/e2e/lib.sh (TAP shorthands, the suite's database and feeder role,
+# feeders in the background, the manifest of produced messages and the
+# checks against it: the helpers read KAFKA_BOOTSTRAP, which points here at
+# the real cluster) and test/lib/apache_kafka.sh.  Functions:
+#
+#   kr_cluster              attach to the suite's cluster (test/run started
+#                           it: RO_SUITE_CLUSTER), else start 3 nodes for
+#                           this script alone
+#   kr_topic TOPIC PARTITIONS [--config K=V ...]
+#                           create a topic (replication factor 3,
+#                           min.insync.replicas 2: the cluster's defaults)
+#   kr_account GROUP LABEL  the account, four test points: every valid order
+#                           stored once, every bad one quarantined once,
+#                           every produced message in Kafka, no offset of
+#                           GROUP acknowledged ahead of the database
+#   todo ASSERTION ARGS...  run one assertion (check, is, tap_ok...) whose
+#                           description carries "# TODO reason": a known
+#                           defect, shown as "not ok ... # TODO" and counted
+#                           as TAP counts TODO (not a failure of the script)
+#   kr_sasl_args USER PASSWORD [MECHANISM]
+#                           the feeder's and kcat's -X options for the
+#                           SASL_SSL listener (MECHANISM: SCRAM-SHA-512)
+# shellcheck shell=bash
+
+# shellcheck source=test/e2e/lib.sh
+. "$RO_ROOT/test/e2e/lib.sh"
+# shellcheck source=test/lib/apache_kafka.sh
+. "$RO_ROOT/test/lib/apache_kafka.sh"
+# shellcheck source=test/kafka-real/settings.sh
+. "$RO_ROOT/test/kafka-real/settings.sh"
+
+# kr_cluster — see the header
+kr_cluster() {
+	if [ -n "${RO_SUITE_CLUSTER:-}" ] && [ -f "$RO_SUITE_CLUSTER/env" ]; then
+		ak_attach "$RO_SUITE_CLUSTER"
+	else
+		ak_start 3
+	fi
+}
+
+# kr_topic TOPIC PARTITIONS [ARGS...] — create TOPIC
+kr_topic() {
+	ak_create_topic "$@"
+}
+
+# kr_account GROUP LABEL — the account (see the header)
+kr_account() {
+	local group=$1 label=$2 ahead
+	expected_rows >"$E2E_TMP/rows.expected"
+	actual_rows >"$E2E_TMP/rows.actual"
+	check "$label: every valid order stored once ($(wc -l <"$E2E_TMP/rows.expected") rows)" \
+		compare rows "$E2E_TMP/rows.expected" "$E2E_TMP/rows.actual"
+	expected_quarantine >"$E2E_TMP/quarantine.expected"
+	actual_quarantine >"$E2E_TMP/quarantine.actual"
+	check "$label: every bad message quarantined once ($(wc -l <"$E2E_TMP/quarantine.expected") rows)" \
+		compare quarantine "$E2E_TMP/quarantine.expected" "$E2E_TMP/quarantine.actual"
+	check "$label: every produced message is in Kafka" check_all_in_kafka
+	ahead=$(acks_ahead "$group" 2>&1) || ahead="could not read the offsets: $ahead"
+	is "$ahead" "" "$label: no offset acknowledged ahead of the database"
+}
+
+# todo ASSERTION ARGS... — see the header
+todo() {
+	"$@"
+	tap_last_ok || TAP__FAILED=$((TAP__FAILED - 1))
+}
+
+# kr_sasl_args USER PASSWORD [MECHANISM] — -X options for the SASL_SSL
+# listener, one word each (pass with "${KR_SASL_ARGS[@]}")
+kr_sasl_args() {
+	KR_SASL_ARGS=(-X security.protocol=SASL_SSL -X "sasl.mechanisms=${3:-SCRAM-SHA-512}"
+		-X "sasl.username=$1" -X "sasl.password=$2" -X "ssl.ca.location=$AK_CA")
+}

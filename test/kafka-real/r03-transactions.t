@@ -1,0 +1,95 @@
+#!/bin/bash
+# r03-transactions.t — a topic written by a transactional producer (Kafka's
+# own Java client, TxnProducer.java) with committed and aborted
+# transactions interleaved, valid and invalid events in both: aborted orders
+# are never materialized nor quarantined, committed ones once; when caught
+# up, the lag reads 0 in consumer_lag and in Kafka although each
+# partition's end offset sits past its last message (the commit and abort
+# markers are records too); the account.
+
+RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
+# shellcheck source=test/kafka-real/lib.sh
+. "$RO_ROOT/test/kafka-real/lib.sh"
+
+# Known product defect, kept visible as TODO (counted, not failing make
+# test): the feeder acknowledges and records max(offset) + 1, so a
+# partition whose last record is a transaction marker shows lag 1 for ever
+# ("lag stuck at 1"); the position must move past the marker (the
+# consumer's position, not the last message's offset + 1).
+KR_TODO_MARKERS="# TODO feeder: lag stays 1 per partition after a transaction marker"
+PARTITIONS=3
+TXNS=40
+PER_TXN=30
+E2E_TOPIC=r03-orders-$$
+GROUP=r03-group-$$
+plan 10
+
+# txn_script FILE — the producer's commands: TXNS transactions of PER_TXN
+# messages over the partitions, every third one aborted; the committed
+# messages go to the manifest, the aborted orders' ids to aborted.ids
+txn_script() {
+	local t i n p v kind
+	: >"$1"
+	: >"$E2E_TMP/aborted.ids"
+	for ((t = 1; t <= TXNS; t++)); do
+		echo BEGIN >>"$1"
+		for ((i = 1; i <= PER_TXN; i++)); do
+			n=$((t * 1000 + i))
+			p=$((i % PARTITIONS))
+			if ((i % 13 == 0)); then
+				v='{"orderId": broken'
+				kind=reject
+			else
+				v=$(event "$n" "EXT-$n")
+				kind=insert
+			fi
+			printf '%s\to%s\t%s\n' "$p" "$n" "$v" >>"$1"
+			if ((t % 3 == 0)); then
+				[ $kind = insert ] && uid "$n" >>"$E2E_TMP/aborted.ids" && echo >>"$E2E_TMP/aborted.ids"
+			elif [ $kind = insert ]; then
+				printf 'o%s\t%s\tinsert\t%s\tEXT-%s\t-\n' "$n" "$p" "$(uid "$n")" "$n" >>"$E2E_MANIFEST"
+			else
+				printf 'o%s\t%s\treject\t-\t-\t22P02\n' "$n" "$p" >>"$E2E_MANIFEST"
+			fi
+		done
+		if ((t % 3 == 0)); then echo ABORT >>"$1"; else echo COMMIT >>"$1"; fi
+	done
+	sed -i '/^$/d' "$E2E_TMP/aborted.ids"
+}
+
+# group_lag — sum of consumer_lag's lag of the group (empty: no rows)
+group_lag() {
+	sql "SELECT sum(lag) FROM received_orders.consumer_lag WHERE consumer_group = '$GROUP'"
+}
+
+# lag_is_zero — consumer_lag has the group's partitions and their lag is 0
+lag_is_zero() {
+	[ "$(group_lag)" = 0 ]
+}
+
+kr_cluster || bail "could not start Apache Kafka"
+e2e_setup_db || bail "could not set up the database"
+kr_topic "$E2E_TOPIC" $PARTITIONS || bail "could not create $E2E_TOPIC"
+[ -n "$AK_LIB" ] || ak_install || bail "no Kafka jars"
+
+txn_script "$E2E_TMP/txns"
+check "TxnProducer compiles against the pinned kafka-clients" \
+	javac -d "$E2E_TMP" -cp "$AK_LIB/*" "$RO_ROOT/test/kafka-real/TxnProducer.java"
+out=$(java -Xmx128m -Dlog4j2.level=error -cp "$E2E_TMP:$AK_LIB/*" TxnProducer \
+	"$AK_BOOTSTRAP" "$E2E_TOPIC" r03-producer-$$ "$E2E_TMP/txns" 2>"$E2E_TMP/producer.log")
+is "$out" "committed $((TXNS - TXNS / 3)), aborted $((TXNS / 3))" "the producer committed and aborted its transactions"
+
+feeder_start f "$E2E_TOPIC" "$GROUP" --batch-size 25 --status-interval 1
+expected=$(expected_rows | wc -l)
+check "the feeder stores every committed order" ro_wait_until 60 rows_at_least "$expected"
+is "$(sql "SELECT count(*) FROM received_orders.received_orders
+            WHERE order_id::text IN ($(sed "s/.*/'&'/" "$E2E_TMP/aborted.ids" | paste -sd,))")" 0 \
+	"no order of an aborted transaction is stored ($(wc -l <"$E2E_TMP/aborted.ids") of them)"
+todo check "consumer_lag reads 0 for every partition once caught up $KR_TODO_MARKERS" \
+	ro_wait_until 15 lag_is_zero
+tap_last_ok || diag "consumer_lag (partition position high_watermark lag): $(sql "SELECT kafka_partition, position, high_watermark, lag FROM received_orders.consumer_lag WHERE consumer_group = '$GROUP' ORDER BY 1" | tr '\n' ' ')"
+todo check "the committed offsets reach the end offsets (Kafka's lag 0) $KR_TODO_MARKERS" \
+	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 15
+kr_account "$GROUP" "transactions"
+feeder_stop f
+tap_done

@@ -1,0 +1,82 @@
+#!/bin/bash
+# r07-sasl-scram-acls.t — the feeder on the SASL_SSL listener (TLS with a
+# certificate the test's CA file holds, StandardAuthorizer, ACLs limited to
+# the topic and the group): with SCRAM-SHA-512 and the right password it
+# works; with a wrong password, or with a user lacking the group's ACL, it
+# exits 3 at once with a reason naming what is missing, never a retry loop.
+# The same with PLAIN over SASL_SSL shows TLS and the ACLs on their own.
+#
+# Known, kept visible as TODO (counted, not failing make test):
+# - librdkafka 2.0.2 (Debian 12) cannot authenticate with SCRAM to Kafka 4:
+#   it repeats the client nonce in its client-final message, which Kafka 4
+#   rejects as invalid credentials even for the right password (fixed in
+#   librdkafka 2.6.1, confluentinc/librdkafka#4895);
+# - the feeder treats Kafka's authentication and authorization errors as
+#   transient and retries for ever (no exit 3).
+
+RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
+# shellcheck source=test/kafka-real/lib.sh
+. "$RO_ROOT/test/kafka-real/lib.sh"
+
+PARTITIONS=3
+E2E_TOPIC=r07-orders-$$
+GROUP=r07-group-$$
+TODO_SCRAM="# TODO librdkafka 2.0.2: SCRAM refused by Kafka 4 (nonce bug, fixed in 2.6.1)"
+TODO_EXIT3="# TODO feeder: Kafka authentication/authorization errors are retried, not exit 3"
+plan 14
+
+# acl ARGS... — AclCommand against the PLAINTEXT listener (a super user)
+acl() {
+	ak_java org.apache.kafka.tools.AclCommand --bootstrap-server "$AK_BOOTSTRAP" "$@" >/dev/null
+}
+
+# sasl_feeder NAME USER PASSWORD MECHANISM — a feeder on the SASL_SSL listener
+sasl_feeder() {
+	kr_sasl_args "$2" "$3" "$4"
+	KAFKA_BOOTSTRAP=$AK_SASL_BOOTSTRAP feeder_start "$1" "$E2E_TOPIC" "$GROUP" \
+		--batch-size 50 "${KR_SASL_ARGS[@]}"
+}
+
+# refused NAME DESC TODO REGEX — the feeder exits within 20 s, with 3, its
+# log naming the refusal (REGEX); three test points
+refused() {
+	local rc
+	if feeder_wait_exit "$1" 20; then
+		rc=$FEEDER_RC
+		tap_ok 0 "$2: the feeder exits within 20 s"
+	else
+		rc=running
+		todo tap_ok 1 "$2: the feeder exits within 20 s $3"
+		feeder_kill "$1"
+	fi
+	todo is "$rc" 3 "$2: exit status 3 $3"
+	todo check "$2: its log names the refusal $3" grep -Eiq "$4" "$E2E_TMP/$1.log"
+}
+
+kr_cluster || bail "could not start Apache Kafka"
+[ -n "$AK_SASL_BOOTSTRAP" ] || bail "the cluster has no SASL_SSL listener"
+e2e_setup_db || bail "could not set up the database"
+kr_topic "$E2E_TOPIC" $PARTITIONS || bail "could not create $E2E_TOPIC"
+produce_part 1 300 || bail "kcat could not produce"
+
+check "ACLs: $KR_SASL_USER may read and describe the topic and read the group" \
+	acl --add --allow-principal "User:$KR_SASL_USER" --operation Read --operation Describe \
+	--topic "$E2E_TOPIC" --group "$GROUP"
+check "ACLs: $KR_SASL_OTHER may read the topic but nothing on the group" \
+	acl --add --allow-principal "User:$KR_SASL_OTHER" --operation Read --operation Describe --topic "$E2E_TOPIC"
+
+sasl_feeder scram "$KR_SASL_USER" "$KR_SASL_PASSWORD" SCRAM-SHA-512
+todo check "SCRAM-SHA-512, right password: the feeder stores orders within 20 s $TODO_SCRAM" \
+	ro_wait_until 20 rows_at_least 1
+feeder_kill scram
+
+sasl_feeder plain "$KR_SASL_USER" "$KR_SASL_PASSWORD" PLAIN
+check "PLAIN over SASL_SSL with the ACLs: the database reaches the end offsets" db_wait_caught_up "$GROUP" 60
+kr_account "$GROUP" "SASL_SSL"
+feeder_stop plain
+
+sasl_feeder wrongpw "$KR_SASL_USER" not-the-password SCRAM-SHA-512
+refused wrongpw "wrong password" "$TODO_EXIT3" 'authenticat|credentials|sasl'
+sasl_feeder noacl "$KR_SASL_OTHER" nobody-secret PLAIN
+refused noacl "no ACL on the group" "$TODO_EXIT3" "group.*$GROUP|$GROUP.*(authori|acl)"
+tap_done
