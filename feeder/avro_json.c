@@ -934,6 +934,7 @@ avro_json_compile(const char *text, size_t len, char *err, size_t errlen)
 	}
 	if ((checkable = avro_json_without_nul(text, len)) == NULL)
 	{
+		avro_alloc_note_oom();	/* the system's memory: retried */
 		snprintf(err, errlen, "out of memory");
 		free(s);
 		return NULL;

@@ -693,8 +693,10 @@ decode_or_null(const char *schema, const void *value, size_t n, char *err, size_
 static void
 test_subnormals_fewest_digits(void **state)
 {
-	/* little-endian IEEE 754: 5e-324, the largest subnormal, -5e-324,
-	 * another subnormal, 0.1 */
+	/*
+	 * An array of five doubles, little-endian IEEE 754: 5e-324, the
+	 * largest subnormal, -5e-324, another subnormal, 0.1.
+	 */
 	static const unsigned char doubles[] = {
 		0x0a,
 		0x01, 0, 0, 0, 0, 0, 0, 0,
@@ -704,7 +706,7 @@ test_subnormals_fewest_digits(void **state)
 		0x9a, 0x99, 0x99, 0x99, 0x99, 0x99, 0xb9, 0x3f,
 		0x00
 	};
-	/* 1e-45, the largest subnormal float, -1e-45, another, 0.1 */
+	/* five floats: 1e-45, the largest subnormal, -1e-45, another, 0.1 */
 	static const unsigned char floats[] = {
 		0x0a,
 		0x01, 0, 0, 0,
