@@ -24,6 +24,9 @@
  *	 timestamp-millis, timestamp-micros	"YYYY-MM-DDTHH:MM:SS.ffffffZ" (UTC)
  *	 local-timestamp-millis, -micros	the same without the "Z"
  *
+ * A value whose whole schema is bytes is the payload itself, without
+ * Avro's length: Confluent's serializers write it so.
+ *
  * A value's bytes come from any producer, so the reader trusts none of
  * them: every length is checked against the bytes left, nesting deeper
  * than AVRO_JSON_MAX_DEPTH is refused before the reader recurses (a
@@ -399,7 +402,19 @@ avro_json_shortest(avro_json_buf *buf, double v, int is_float)
 	char		tmp[400];
 	int			precision;
 
-	for (precision = is_float ? 6 : 15; precision < (is_float ? 9 : 17); precision++)
+	/*
+	 * FLT_DIG (6) and DBL_DIG (15) significant digits always read back as
+	 * they were written, so a shorter decimal that reads back as v comes
+	 * out of %g at that precision too, its zeros trimmed.  A subnormal has
+	 * fewer significant bits, that guarantee does not hold (5e-324 at 15
+	 * digits is 4.94065645841247e-324): the search starts at one digit.
+	 */
+	if (is_float ? fpclassify((float) v) == FP_SUBNORMAL :
+		fpclassify(v) == FP_SUBNORMAL)
+		precision = 1;
+	else
+		precision = is_float ? 6 : 15;
+	for (; precision < (is_float ? 9 : 17); precision++)
 	{
 		snprintf(tmp, sizeof(tmp), "%.*g", precision, v);
 		if (is_float ? strtof(tmp, NULL) == (float) v : strtod(tmp, NULL) == v)
@@ -680,6 +695,28 @@ avro_json_write_float(avro_json_reader *r, const unsigned char *p, int is_float)
 }
 
 /*
+ * avro_json_write_bytes
+ *		Append the n bytes at p of a bytes or fixed value: base64, or the
+ *		exact number of a decimal.
+ */
+static int
+avro_json_write_bytes(avro_json_reader *r, const avro_tree_node *node,
+					  const unsigned char *p, size_t n)
+{
+	if (node->logical != AVRO_TREE_DECIMAL)
+		avro_json_base64(r->out, p, n);
+	else if (node->scale < 0 || node->scale > 1000)
+	{
+		snprintf(r->err, r->errlen, "decimal scale %lld is not supported", node->scale);
+		return -1;
+	}
+	else if (avro_json_decimal(r->out, p, n, (int) node->scale,
+							   r->err, r->errlen) != 0)
+		return -1;
+	return 0;
+}
+
+/*
  * avro_json_stopped
  *		The JSON cannot grow any more (its bound, or memory): err says
  *		which; -1.
@@ -761,15 +798,7 @@ avro_json_write(avro_json_reader *r, const avro_tree_node *node, int depth)
 				avro_json_read_bytes(r, &p, &n) != 0 :
 				avro_json_read_fixed(r, n = node->size, &p) != 0)
 				return -1;
-			if (node->logical != AVRO_TREE_DECIMAL)
-				avro_json_base64(r->out, p, n);
-			else if (node->scale < 0 || node->scale > 1000)
-			{
-				snprintf(r->err, r->errlen, "decimal scale %lld is not supported", node->scale);
-				return -1;
-			}
-			else if (avro_json_decimal(r->out, p, n, (int) node->scale,
-									   r->err, r->errlen) != 0)
+			if (avro_json_write_bytes(r, node, p, n) != 0)
 				return -1;
 			break;
 		case AVRO_TREE_ENUM:
@@ -845,6 +874,44 @@ avro_json_write(avro_json_reader *r, const avro_tree_node *node, int depth)
 }
 
 /*
+ * avro_json_without_nul
+ *		A copy of a schema's JSON text (len bytes, NUL-terminated) for
+ *		avro-c to check, each \u0000 escape in its strings made \u0001;
+ *		NULL when out of memory.
+ *
+ * A schema may hold U+0000 in its text (a bytes or string default, a doc),
+ * which the Avro specification, Java's parser and the registry accept but
+ * avro-c's JSON parser refuses, whatever the string.  The decoder uses no
+ * default nor doc; a name with U+0000 is refused all the same: by avro-c
+ * (a record's or field's name with U+0001 is not an Avro name) or by
+ * avro_tree.c (every name it reads).
+ */
+static char *
+avro_json_without_nul(const char *text, size_t len)
+{
+	char	   *copy = malloc(len + 1);
+	int			in_string = 0;
+	size_t		i;
+
+	if (copy == NULL)
+		return NULL;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	for (i = 0; i < len; i++)
+	{
+		if (copy[i] == '"')
+			in_string = !in_string;
+		else if (in_string && copy[i] == '\\' && i + 1 < len)
+		{
+			if (len - i >= 6 && memcmp(copy + i + 1, "u0000", 5) == 0)
+				copy[i + 5] = '1';
+			i++;				/* the escaped character is not a quote */
+		}
+	}
+	return copy;
+}
+
+/*
  * avro_json_compile
  *		A writer schema, ready to decode with: NULL with err filled when
  *		the text is not an Avro schema avro-c accepts, or its names do not
@@ -857,6 +924,7 @@ avro_json_compile(const char *text, size_t len, char *err, size_t errlen)
 	avro_schema_t checked;
 	json_error_t jerr;
 	json_t	   *json;
+	char	   *checkable;
 	char		why[400];
 
 	if (s == NULL)
@@ -864,14 +932,23 @@ avro_json_compile(const char *text, size_t len, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (avro_schema_from_json_length(text, len, &checked) != 0)
+	if ((checkable = avro_json_without_nul(text, len)) == NULL)
 	{
-		snprintf(err, errlen, "not an Avro schema avro-c accepts: %s", avro_strerror());
+		avro_alloc_note_oom();	/* the system's memory: retried */
+		snprintf(err, errlen, "out of memory");
 		free(s);
 		return NULL;
 	}
+	if (avro_schema_from_json_length(checkable, len, &checked) != 0)
+	{
+		snprintf(err, errlen, "not an Avro schema avro-c accepts: %s", avro_strerror());
+		free(checkable);
+		free(s);
+		return NULL;
+	}
+	free(checkable);
 	avro_schema_decref(checked);
-	json = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+	json = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	if (json == NULL)
 	{
 		snprintf(err, errlen, "the schema's JSON could not be read: %s", jerr.text);
@@ -915,6 +992,7 @@ avro_json_decode(const avro_json_schema *s, const void *data, size_t len,
 				 avro_json_buf *out, char *err, size_t errlen)
 {
 	avro_json_reader r;
+	const avro_tree_node *root;
 	int			rc;
 
 	r.start = r.p = data;
@@ -924,7 +1002,22 @@ avro_json_decode(const avro_json_schema *s, const void *data, size_t len,
 	r.errlen = errlen;
 	out->limit = out->len + AVRO_JSON_MAX_BYTES;
 	out->too_large = 0;
-	rc = avro_json_write(&r, avro_tree_root(s->tree), 0);
+	root = avro_tree_root(s->tree);
+	if (root->kind == AVRO_TREE_BYTES)
+	{
+		/*
+		 * Confluent's serializers write a value whose schema is bytes as the
+		 * bytes themselves, with no Avro length, and their deserializers
+		 * read the whole payload back (Java: a writer schema of type
+		 * BYTES; JavaScript: avsc's type name "bytes"): so do we.
+		 */
+		rc = avro_json_write_bytes(&r, root, r.p, len);
+		r.p = r.end;
+		if (rc == 0 && (out->failed || out->too_large))
+			rc = avro_json_stopped(&r);
+	}
+	else
+		rc = avro_json_write(&r, root, 0);
 	if (rc == 0 && r.p != r.end)
 	{
 		snprintf(err, errlen, "bytes are left after the Avro value");

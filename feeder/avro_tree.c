@@ -16,6 +16,9 @@
  * avro-c they serve schema resolution, which a writer schema alone does not
  * need).  A record is known by its name before its fields are read, so a
  * field may refer to it: a recursive type becomes a cycle in the tree.
+ * The JSON may hold U+0000 (in a default, a doc); no name, namespace,
+ * alias, symbol or type name may: such a schema is refused, as Java's
+ * parser refuses it.
  *
  *-------------------------------------------------------------------------
  */
@@ -62,6 +65,36 @@ avro_tree_new_node(avro_tree *t, avro_tree_kind kind)
 	node->kind = kind;
 	t->nodes[t->nnodes++] = node;
 	return node;
+}
+
+/*
+ * avro_tree_has_nul
+ *		Whether v is a string holding U+0000 (C strings would cut it there),
+ *		or an array holding such a string (aliases, symbols).
+ */
+static int
+avro_tree_has_nul(json_t *v)
+{
+	size_t		i;
+
+	if (json_is_string(v))
+		return strlen(json_string_value(v)) != json_string_length(v);
+	for (i = 0; i < json_array_size(v); i++)
+		if (avro_tree_has_nul(json_array_get(v, i)))
+			return 1;
+	return 0;
+}
+
+/*
+ * avro_tree_nul_name
+ *		The error of a name (or namespace, alias, symbol, type name) with
+ *		U+0000: NULL.
+ */
+static void *
+avro_tree_nul_name(char *err, size_t errlen)
+{
+	snprintf(err, errlen, "a name, namespace, alias, symbol or type name holds U+0000, which no Avro name may");
+	return NULL;
 }
 
 /*
@@ -147,7 +180,7 @@ avro_tree_set_logical(avro_tree_node *node, json_t *obj)
 	const char *l = json_string_value(json_object_get(obj, "logicalType"));
 	size_t		i;
 
-	if (l == NULL)
+	if (l == NULL || avro_tree_has_nul(json_object_get(obj, "logicalType")))
 		return;
 	for (i = 0; i < sizeof(logicals) / sizeof(logicals[0]); i++)
 		if (logicals[i].kind == node->kind && strcmp(logicals[i].name, l) == 0)
@@ -237,6 +270,10 @@ avro_tree_named(avro_tree *t, json_t *obj, const char *type, const char *ns,
 		snprintf(err, errlen, "a %s has no name", type);
 		return NULL;
 	}
+	if (avro_tree_has_nul(json_object_get(obj, "name")) || avro_tree_has_nul(nsattr) ||
+		avro_tree_has_nul(json_object_get(obj, "aliases")) ||
+		avro_tree_has_nul(json_object_get(obj, "symbols")))
+		return avro_tree_nul_name(err, errlen);
 	node = avro_tree_new_node(t, strcmp(type, "enum") == 0 ? AVRO_TREE_ENUM :
 							  strcmp(type, "fixed") == 0 ? AVRO_TREE_FIXED :
 							  AVRO_TREE_RECORD);
@@ -314,6 +351,12 @@ avro_tree_named(avro_tree *t, json_t *obj, const char *type, const char *ns,
 			node = NULL;
 			break;
 		}
+		if (avro_tree_has_nul(json_object_get(field, "name")) ||
+			avro_tree_has_nul(json_object_get(field, "aliases")))
+		{
+			node = avro_tree_nul_name(err, errlen);
+			break;
+		}
 		node->labels[i] = strdup(fname);
 		node->children[i] = node->labels[i] == NULL ? NULL :
 			avro_tree_parse(t, json_object_get(field, "type"), own_ns, depth + 1, err, errlen);
@@ -354,6 +397,8 @@ avro_tree_parse(avro_tree *t, json_t *json, const char *ns, int depth,
 		snprintf(err, errlen, "the schema nests deeper than %d levels", AVRO_TREE_MAX_DEPTH);
 		return NULL;
 	}
+	if (avro_tree_has_nul(json_is_string(json) ? json : json_object_get(json, "type")))
+		return avro_tree_nul_name(err, errlen);
 	if (json_is_string(json))
 		return avro_tree_reference(t, json_string_value(json), ns, err, errlen);
 	if (json_is_array(json))

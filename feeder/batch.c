@@ -197,22 +197,20 @@ batch_remove_if(batch *b, int (*drop) (const batch_msg *m, void *arg),
 }
 
 /*
- * batch_split
- *		Keep the first half of a batch of two or more messages and put the
- *		second half back at the front of pending, in order, so that it is
- *		the next batch: a batch that failed because of its size is retried
- *		in halves, never whole again.  Returns the number of messages put
- *		back; 0 when the batch holds one message (or pending cannot grow:
- *		the batch is then retried whole).
+ * batch_cut
+ *		Keep the first keep messages of a batch and put the others back at
+ *		the front of pending, in order, so that they are the next batch.
+ *		Returns the number put back; 0 when there is none to put back, or
+ *		pending cannot grow (the batch is then left whole).
  */
 int
-batch_split(batch *b, msg_queue *pending)
+batch_cut(batch *b, msg_queue *pending, int keep)
 {
-	int			keep = b->count / 2;
 	int			back = b->count - keep;
 	int			i;
 
-	if (b->count < 2 || queue_unshift(pending, b->msgs + keep, (size_t) back) != 0)
+	if (keep < 0 || back <= 0 ||
+		queue_unshift(pending, b->msgs + keep, (size_t) back) != 0)
 		return 0;
 	b->count = keep;
 	b->bytes = 0;
@@ -224,6 +222,23 @@ batch_split(batch *b, msg_queue *pending)
 			b->ntombstones++;
 	}
 	return back;
+}
+
+/*
+ * batch_split
+ *		Keep the first half of a batch of two or more messages and put the
+ *		second half back at the front of pending, in order, so that it is
+ *		the next batch: a batch that failed because of its size is retried
+ *		in halves, never whole again.  Returns the number of messages put
+ *		back; 0 when the batch holds one message (or pending cannot grow:
+ *		the batch is then retried whole).
+ */
+int
+batch_split(batch *b, msg_queue *pending)
+{
+	if (b->count < 2)
+		return 0;
+	return batch_cut(b, pending, b->count / 2);
 }
 
 /*

@@ -95,6 +95,7 @@ extern int	batch_take(batch *b, msg_queue *pending, int64_t now_ms);
 extern int	batch_lane_of(const batch_msg *m, int nlanes);
 extern int	batch_lane_of_slot(int slot, int nlanes);
 extern int	batch_backlogged(const batch *b, const msg_queue *pending);
+extern int	batch_cut(batch *b, msg_queue *pending, int keep);
 extern int	batch_split(batch *b, msg_queue *pending);
 
 extern void queue_init(msg_queue *q);

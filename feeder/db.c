@@ -128,6 +128,16 @@ static const Oid db_framed_param_types[] = {
 };
 #define DB_FRAMED_NPARAMS 15
 
+/*
+ * The decoded JSON a batch's arrays may hold, as a multiple of the batch's
+ * byte bound (--batch-max-bytes, which counts the values as received): a
+ * few hundred bytes of Avro may decode into 16 MiB (AVRO_JSON_MAX_BYTES),
+ * so without it a batch of many such messages would hold their count times
+ * that.  The message that would pass it is not sent: it starts the next
+ * batch (db_run_batch); the first message of a batch always goes.
+ */
+#define DB_BATCH_DECODED_FACTOR 4
+
 #define DB_RESTART_SQL \
 	"SELECT received_orders.restart_position($1, $2, $3::int4, $4::int8, $5::int8)"
 
@@ -168,6 +178,7 @@ struct db_conn
 	int			outbox;			/* the outbox form: the three below */
 	registry   *registry;		/* the Schema Registry form; NULL: not */
 	avro_json_buf decoded;		/* one value's JSON, reused */
+	size_t		decoded_total;	/* the decoded JSON the arrays hold */
 	batch_memo	encoded;		/* the batch the arrays hold (registry form) */
 	char	   *envelope;
 	char	   *event_type;		/* NULL: no type selection */
@@ -831,11 +842,15 @@ db_decode_out_of_memory(db_conn *db, const batch_msg *m, char *reason,
  *		The Schema Registry form's four elements of a message whose value
  *		is sent: its decoded JSON, schema id, decode error (confluent.c)
  *		and the GUID its __value_schema_id header named.
- *		0, or -1 with err filled when the registry failed (transient, or a
- *		configuration error): the batch is not sent.
+ *		0; 1, nothing added, when its decoded JSON would take what the
+ *		arrays hold past limit and it is not the batch's first message
+ *		(first): the batch ends before it; or -1 with err filled when the
+ *		registry failed (transient, or a configuration error): the batch
+ *		is not sent.
  */
 static int
-db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
+db_add_framed(db_conn *db, const batch_msg *m, int first, size_t limit,
+			  db_error *err)
 {
 	pgarray    *a = &db->arrays[DB_OUTBOX_NARRAYS];
 	const unsigned char *guid = confluent_header_guid(m->schema_id,
@@ -863,8 +878,14 @@ db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
 					 "check --schema-registry (the URL of a Schema Registry), its credentials (--schema-registry-credentials or $FEEDER_SCHEMA_REGISTRY_USER_INFO: USER:PASSWORD allowed to read schemas) and, for https, --schema-registry-ca, and --schema-registry-cert with --schema-registry-key when the registry asks for a client certificate");
 		return -1;
 	}
+	if (st == CONFLUENT_DECODED && !first &&
+		(db->decoded.len > limit || db->decoded_total > limit - db->decoded.len))
+		return 1;
 	if (st == CONFLUENT_DECODED)
+	{
 		pgarray_add_bytes(&a[0], db->decoded.data, db->decoded.len);
+		db->decoded_total += db->decoded.len;
+	}
 	else
 		pgarray_add_null(&a[0]);
 	if (has_id)
@@ -889,16 +910,21 @@ db_add_framed(db_conn *db, const batch_msg *m, db_error *err)
  * db_build_params
  *		Encode the batch's messages into the five binary arrays (a
  *		tombstone as a NULL value) and remember which message each element
- *		came from.  -1 when out of memory; -2 with err filled when the
- *		Schema Registry failed.
+ *		came from.  The number of messages encoded: the batch's first
+ *		messages, all of them unless their decoded JSON would pass
+ *		DB_BATCH_DECODED_FACTOR times the batch's byte bound.  -1 when out
+ *		of memory; -2 with err filled when the Schema Registry failed.
  */
 static int
 db_build_params(db_conn *db, const batch *b, db_error *err)
 {
 	pgarray    *a = db->arrays;
+	size_t		decoded_limit = b->max_bytes > SIZE_MAX / DB_BATCH_DECODED_FACTOR ?
+		SIZE_MAX : b->max_bytes * DB_BATCH_DECODED_FACTOR;
 	int			i,
 				n = 0;
 
+	db->decoded_total = 0;
 	pgarray_begin(&a[0], PGARRAY_BYTEAOID);
 	pgarray_begin(&a[1], PGARRAY_TEXTOID);
 	pgarray_begin(&a[2], PGARRAY_INT4OID);
@@ -920,14 +946,10 @@ db_build_params(db_conn *db, const batch *b, db_error *err)
 	{
 		const batch_msg *m = &b->msgs[i];
 
-		db->db_to_msg[n++] = i;
-		if (m->value == NULL ||
-			(db->outbox && !batch_sends_value(db->envelope, db->event_type, m)))
-			pgarray_add_null(&a[0]);	/* tombstone, another type: skipped */
-		else
-			pgarray_add_bytes(&a[0], m->value, m->value_len);
 		if (db->registry)
 		{
+			int			rc = 0;
+
 			if (m->value == NULL || !batch_sends_value(db->envelope, db->event_type, m))
 			{
 				pgarray_add_null(&a[7]);
@@ -935,9 +957,17 @@ db_build_params(db_conn *db, const batch *b, db_error *err)
 				pgarray_add_null(&a[9]);
 				pgarray_add_null(&a[10]);
 			}
-			else if (db_add_framed(db, m, err) != 0)
+			else if ((rc = db_add_framed(db, m, n == 0, decoded_limit, err)) < 0)
 				return -2;
+			if (rc > 0)
+				break;			/* decoded too much: the next batch's */
 		}
+		db->db_to_msg[n++] = i;
+		if (m->value == NULL ||
+			(db->outbox && !batch_sends_value(db->envelope, db->event_type, m)))
+			pgarray_add_null(&a[0]);	/* tombstone, another type: skipped */
+		else
+			pgarray_add_bytes(&a[0], m->value, m->value_len);
 		if (db->outbox)
 		{
 			if (m->type)
@@ -1358,6 +1388,10 @@ db_pipeline_outcome(db_conn *db, PGresult *results[DB_NSTAGES], int with_waterma
  *		current connection (transient error without one).  On
  *		DB_ERR_NONE the transaction committed and *rows holds one row per
  *		database element (tombstones have none), valid until the next call.
+ *		*nrows is the number of the batch's messages sent: the first
+ *		*nrows; fewer than b->count when their decoded values would have
+ *		passed the bound of a batch (db_build_params): the caller holds the
+ *		others back, unacknowledged, for the next batch.
  *		On error nothing of the batch may be acknowledged, err says why,
  *		and the connection is left idle outside a transaction (rolled back)
  *		or dropped.  A result that does not match the extension is an error
@@ -1420,7 +1454,7 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	{
 		batch_memo_forget(&db->encoded);
 		n = db_reserve(db, b->count) != 0 ? -1 : db_build_params(db, b, err);
-		if (n >= 0 && db->registry)
+		if (n == b->count && db->registry)
 			batch_memo_remember(&db->encoded, b);
 	}
 	if (n == -2)

@@ -362,6 +362,46 @@ deliver_start(feeder_app *app, lane *l)
 }
 
 /*
+ * deliver_cut
+ *		The batch committed only its first l->nrows messages: their decoded
+ *		values would have passed the bound of a batch (db_run_batch).  The
+ *		others go back in front of the lane's held messages, unacknowledged,
+ *		to be the next batch.  -1 when they cannot be held (out of memory):
+ *		the whole batch is then retried, its committed part found duplicate.
+ */
+static int
+deliver_cut(feeder_app *app, lane *l)
+{
+	int			was = l->batch.count;
+	int			back = was - l->nrows;
+	batch_msg	next;
+	log_line	line;
+
+	if (batch_cut(&l->batch, &l->pending, l->nrows) != back)
+	{
+		db_error	err;
+
+		memset(&err, 0, sizeof(err));
+		err.cls = DB_ERR_TRANSIENT;
+		err.step = "decode";
+		snprintf(err.message, sizeof(err.message),
+				 "out of memory while holding back the %d messages a batch could not take", back);
+		deliver_failed(app, l, &err);
+		return -1;
+	}
+	log_begin(&line, LOG_INFO, "batch_cut");
+	log_kv_int(&line, "messages", was);
+	log_kv_int(&line, "committed", l->nrows);
+	log_kv_int(&line, "held_back", back);
+	if (queue_peek(&l->pending, &next))
+		log_kv_fmt(&line, "next", "%s [%d] @%lld", next.topic, (int) next.partition,
+				   (long long) next.offset);
+	log_kv_str(&line, "reason", "their decoded values would have passed the decoded bound of a batch (4 x --batch-max-bytes): they are the next batch");
+	log_end(&line);
+	return 0;
+}
+
+/*
  * deliver_finish
  *		The lane's thread is done with its batch: acknowledge it after the
  *		commit, or handle the failure.
@@ -374,6 +414,8 @@ deliver_finish(feeder_app *app, lane *l)
 		deliver_failed(app, l, &l->err);
 		return;
 	}
+	if (l->nrows < l->batch.count && deliver_cut(app, l) != 0)
+		return;
 	deliver_report(app, l);
 	kafka_store_offsets(app->kc, &l->batch);
 	app->stats.batches++;

@@ -127,7 +127,7 @@ registry_gather(registry_compose *c, json_t *references, int depth,
 			return st;
 		type = json_string_value(json_object_get(doc, "schemaType"));
 		schema = json_loads(json_string_value(json_object_get(doc, "schema")),
-							JSON_DECODE_ANY, &jerr);
+							JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 		if ((type != NULL && strcmp(type, "AVRO") != 0) || schema == NULL)
 		{
 			snprintf(err, errlen, "%.320s is not an Avro schema in JSON", what);
@@ -361,7 +361,7 @@ registry_refs_compose(const char *text, json_t *references,
 		registry_compose_free(&c);
 		return NULL;
 	}
-	schema = json_loads(text, JSON_DECODE_ANY, &jerr);
+	schema = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	if (schema == NULL)
 	{
 		snprintf(err, errlen, "the schema is not JSON: %s", jerr.text);

@@ -228,13 +228,14 @@ test_decimal_short(void **state)
 	avro_json_init();
 	d = avro_json_compile(schema, sizeof(schema) - 1, err, sizeof(err));
 	assert_non_null(d);
-	assert_int_equal(avro_json_decode(d, "\x02\x01", 2, &out, err, sizeof(err)), 0);
+	/* a top-level bytes value is the payload, with no Avro length */
+	assert_int_equal(avro_json_decode(d, "\x01", 1, &out, err, sizeof(err)), 0);
 	assert_string_equal(out.data, "0.000000000001");
 	avro_json_buf_reset(&out);
-	assert_int_equal(avro_json_decode(d, "\x02\xff", 2, &out, err, sizeof(err)), 0);
+	assert_int_equal(avro_json_decode(d, "\xff", 1, &out, err, sizeof(err)), 0);
 	assert_string_equal(out.data, "-0.000000000001");
 	avro_json_buf_reset(&out);
-	assert_int_equal(avro_json_decode(d, "\x00", 1, &out, err, sizeof(err)), 0);
+	assert_int_equal(avro_json_decode(d, "", 0, &out, err, sizeof(err)), 0);
 	assert_string_equal(out.data, "0.000000000000");
 	avro_json_free(d);
 	avro_json_buf_free(&out);
@@ -508,8 +509,8 @@ test_decimal_exact(void **state)
 		if (n > 2 && round % 3 == 0)
 			p[0] = p[1] = (p[2] & 0x80) ? 0xff : 0x00;	/* sign extension */
 		want = naive_decimal(p, n, scale);
-		assert_int_equal(decode_text(schema, value, (size_t) (p - value) + n,
-									 &json, err, sizeof(err)), 0);
+		/* a top-level bytes value is the payload, with no Avro length */
+		assert_int_equal(decode_text(schema, p, n, &json, err, sizeof(err)), 0);
 		assert_string_equal(json, want);
 		free(json);
 		free(want);
@@ -538,15 +539,14 @@ test_decimal_bounded(void **state)
 	(void) state;
 	p = varint(value, (int64_t) n);
 	memset(p, 0x55, n);
-	assert_int_equal(decode_text(schema, value, (size_t) (p - value) + n,
-								 &json, err, sizeof(err)), -1);
+	/* a top-level bytes value is the payload, with no Avro length */
+	assert_int_equal(decode_text(schema, p, n, &json, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "decimal"));
 	assert_non_null(strstr(err, "bytes"));
 	free(json);
 	memset(p, 0xff, n);			/* -1, written long */
 	p[n - 1] = 0x9c;			/* -100 */
-	assert_int_equal(decode_text(schema, value, (size_t) (p - value) + n,
-								 &json, err, sizeof(err)), 0);
+	assert_int_equal(decode_text(schema, p, n, &json, err, sizeof(err)), 0);
 	assert_string_equal(json, "-1.00");
 	free(json);
 	free(value);
@@ -660,6 +660,169 @@ test_names_confluents_bytes(void **state)
 	free(want);
 }
 
+/*
+ * decode_or_null
+ *		The JSON of the n bytes at value (a payload, after the frame) by
+ *		schema, malloc'd; NULL when the schema or the value is refused (err
+ *		says why).
+ */
+static char *
+decode_or_null(const char *schema, const void *value, size_t n, char *err, size_t errlen)
+{
+	avro_json_schema *s;
+	avro_json_buf out = {0};
+	char	   *text = NULL;
+
+	avro_json_init();
+	s = avro_json_compile(schema, strlen(schema), err, errlen);
+	if (s == NULL)
+		return NULL;
+	if (avro_json_decode(s, value, n, &out, err, errlen) == 0)
+		text = strndup(out.data ? out.data : "", out.len);
+	avro_json_free(s);
+	avro_json_buf_free(&out);
+	return text;
+}
+
+/*
+ * test_subnormals_fewest_digits
+ *		Subnormal doubles and floats come out in their fewest digits, as
+ *		JavaScript prints them (5e-324, not 4.94065645841247e-324; float
+ *		1e-45, not 1.4013e-45); normal numbers keep theirs.
+ */
+static void
+test_subnormals_fewest_digits(void **state)
+{
+	/*
+	 * An array of five doubles, little-endian IEEE 754: 5e-324, the
+	 * largest subnormal, -5e-324, another subnormal, 0.1.
+	 */
+	static const unsigned char doubles[] = {
+		0x0a,
+		0x01, 0, 0, 0, 0, 0, 0, 0,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 0,
+		0x01, 0, 0, 0, 0, 0, 0, 0x80,
+		0x56, 0x34, 0x12, 0, 0, 0, 0, 0,
+		0x9a, 0x99, 0x99, 0x99, 0x99, 0x99, 0xb9, 0x3f,
+		0x00
+	};
+	/* five floats: 1e-45, the largest subnormal, -1e-45, another, 0.1 */
+	static const unsigned char floats[] = {
+		0x0a,
+		0x01, 0, 0, 0,
+		0xff, 0xff, 0x7f, 0,
+		0x01, 0, 0, 0x80,
+		0x45, 0x23, 0x01, 0,
+		0xcd, 0xcc, 0xcc, 0x3d,
+		0x00
+	};
+	char		err[512];
+	char	   *got;
+
+	(void) state;
+	got = decode_or_null("{\"type\":\"array\",\"items\":\"double\"}", doubles, sizeof(doubles),
+					  err, sizeof(err));
+	assert_non_null(got);
+	assert_string_equal(got, "[5e-324,2.225073858507201e-308,-5e-324,5.89443e-318,0.1]");
+	free(got);
+	got = decode_or_null("{\"type\":\"array\",\"items\":\"float\"}", floats, sizeof(floats),
+					  err, sizeof(err));
+	assert_non_null(got);
+	assert_string_equal(got, "[1e-45,1.1754942e-38,-1e-45,1.04488e-40,0.1]");
+	free(got);
+}
+
+/*
+ * test_top_level_bytes_raw
+ *		A value whose schema is bytes is the whole payload, with no Avro
+ *		length, as Confluent's serializers write it: 04 41 42 is those
+ *		three bytes ("BEFC"), not "AB"; nothing is the empty string; a
+ *		decimal on bytes reads the payload as its two's complement.  Bytes
+ *		inside a record keep their length.
+ */
+static void
+test_top_level_bytes_raw(void **state)
+{
+	char		err[512];
+	char	   *got;
+
+	(void) state;
+	got = decode_or_null("\"bytes\"", "\x04\x41\x42", 3, err, sizeof(err));
+	assert_non_null(got);
+	assert_string_equal(got, "\"BEFC\"");
+	free(got);
+	got = decode_or_null("{\"type\":\"bytes\"}", "AB", 2, err, sizeof(err));
+	assert_non_null(got);
+	assert_string_equal(got, "\"QUI=\"");
+	free(got);
+	got = decode_or_null("\"bytes\"", "", 0, err, sizeof(err));
+	assert_non_null(got);
+	assert_string_equal(got, "\"\"");
+	free(got);
+	got = decode_or_null("{\"type\":\"bytes\",\"logicalType\":\"decimal\",\"precision\":6,\"scale\":2}",
+					  "\xcf\xc7", 2, err, sizeof(err));
+	assert_non_null(got);
+	assert_string_equal(got, "-123.45");
+	free(got);
+	got = decode_or_null("{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"b\",\"type\":\"bytes\"}]}",
+					  "\x04\x41\x42", 3, err, sizeof(err));
+	assert_non_null(got);
+	assert_string_equal(got, "{\"b\":\"QUI=\"}");
+	free(got);
+}
+
+/*
+ * test_nul_in_schema
+ *		U+0000 in a default or a doc does not make the schema refused (the
+ *		docs/tests.md reproducer); a \\u0000 that is only text (an escaped
+ *		backslash before it) stays text; a name, namespace, alias, symbol
+ *		or type name holding U+0000 is refused; a logicalType holding it is
+ *		no logical type.
+ */
+static void
+test_nul_in_schema(void **state)
+{
+	static const char *const refused[] = {
+		"{\"type\":\"record\",\"name\":\"R\\u0000\",\"fields\":[]}",
+		"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"b\\u0000\",\"type\":\"int\"}]}",
+		"{\"type\":\"record\",\"name\":\"R\",\"namespace\":\"a\\u0000\",\"fields\":[]}",
+		"{\"type\":\"enum\",\"name\":\"E\",\"symbols\":[\"A\",\"B\\u0000\"]}",
+		"{\"type\":\"fixed\",\"name\":\"F\",\"size\":1,\"aliases\":[\"G\\u0000\"]}",
+		"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"b\",\"aliases\":[\"c\\u0000\"],\"type\":\"int\"}]}",
+		"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"b\",\"type\":[\"null\",\"R\\u0000\"]}]}",
+		"{\"type\":\"int\\u0000\"}",
+	};
+	char		err[512];
+	char	   *got;
+	size_t		i;
+
+	(void) state;
+	got = decode_or_null("{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"b\",\"type\":\"bytes\",\"default\":\"\\u0000\"}]}",
+					  "\x02\x01", 2, err, sizeof(err));
+	if (got == NULL)
+		fail_msg("refused: %s", err);
+	assert_string_equal(got, "{\"b\":\"AQ==\"}");
+	free(got);
+	got = decode_or_null("{\"type\":\"record\",\"name\":\"R\",\"doc\":\"\\\\\\u0000 \\\\u0000 \\u0000\","
+					  "\"fields\":[{\"name\":\"s\",\"type\":\"string\",\"default\":\"x\\u0000\"}]}",
+					  "\x02\x41", 2, err, sizeof(err));
+	if (got == NULL)
+		fail_msg("refused: %s", err);
+	assert_string_equal(got, "{\"s\":\"A\"}");
+	free(got);
+	got = decode_or_null("{\"type\":\"bytes\",\"logicalType\":\"decimal\\u0000\",\"precision\":4,\"scale\":2}",
+					  "\x01", 1, err, sizeof(err));
+	assert_non_null(got);
+	assert_string_equal(got, "\"AQ==\"");
+	free(got);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+	{
+		got = decode_or_null(refused[i], "", 0, err, sizeof(err));
+		if (got != NULL)
+			fail_msg("accepted: %s", refused[i]);
+	}
+}
+
 int
 main(void)
 {
@@ -678,6 +841,9 @@ main(void)
 		cmocka_unit_test(test_decimal_bounded),
 		cmocka_unit_test(test_names_by_full_name),
 		cmocka_unit_test(test_names_confluents_bytes),
+		cmocka_unit_test(test_subnormals_fewest_digits),
+		cmocka_unit_test(test_top_level_bytes_raw),
+		cmocka_unit_test(test_nul_in_schema),
 	};
 
 	return cmocka_run_group_tests_name("avro_json", tests, NULL, NULL);

@@ -407,6 +407,63 @@ test_split(void **state)
 	queue_free(&q, NULL);
 }
 
+/*
+ * A batch whose decoded values would pass the bound of a batch commits
+ * only its first messages (db_run_batch): the others go back in front of
+ * the held messages, in order, and become the next batch, each message
+ * in exactly one of them.  Cutting at the batch's count, or past it,
+ * keeps the batch whole.
+ */
+static void
+test_cut(void **state)
+{
+	batch		b;
+	msg_queue	q;
+	batch_msg	m;
+	int			i;
+
+	(void) state;
+	batch_init(&b, 8, 50);
+	queue_init(&q);
+	for (i = 0; i < 10; i++)
+	{
+		memset(&m, 0, sizeof(m));
+		m.offset = 100 + i;
+		m.value = i == 5 ? NULL : "xyz";
+		m.value_len = i == 5 ? 0 : 3;
+		assert_int_equal(queue_push(&q, &m), 0);
+	}
+	batch_take(&b, &q, 0);
+	assert_int_equal(b.count, 8);
+	assert_int_equal(batch_cut(&b, &q, 8), 0);
+	assert_int_equal(batch_cut(&b, &q, 9), 0);
+	assert_int_equal(b.count, 8);
+
+	assert_int_equal(batch_cut(&b, &q, 3), 5);
+	assert_int_equal(b.count, 3);
+	assert_int_equal(b.ntombstones, 0);
+	assert_int_equal(b.bytes, 3 * batch_msg_bytes(&b.msgs[0]));
+	assert_int_equal(b.msgs[2].offset, 102);
+	assert_int_equal(queue_length(&q), 7);
+	batch_clear(&b, NULL);
+	batch_take(&b, &q, 0);		/* the next batch: from the first held back */
+	assert_int_equal(b.count, 7);
+	assert_int_equal(b.ntombstones, 1);
+	for (i = 0; i < 7; i++)
+		assert_int_equal(b.msgs[i].offset, 103 + i);
+	assert_int_equal(batch_cut(&b, &q, 1), 6);
+	assert_int_equal(b.count, 1);
+	assert_int_equal(b.msgs[0].offset, 103);
+	for (i = 0; i < 6; i++)
+	{
+		assert_int_equal(queue_pop(&q, &m), 1);
+		assert_int_equal(m.offset, 104 + i);
+	}
+	assert_int_equal(queue_length(&q), 0);
+	batch_free(&b, NULL);
+	queue_free(&q, NULL);
+}
+
 /* Unshifting into an empty queue, and past its capacity, keeps the order. */
 static void
 test_unshift_grows(void **state)
@@ -669,6 +726,7 @@ main(void)
 		cmocka_unit_test_setup(test_cloudevents_cases, reset),
 		cmocka_unit_test_setup(test_tombstones, reset),
 		cmocka_unit_test_setup(test_split, reset),
+		cmocka_unit_test_setup(test_cut, reset),
 		cmocka_unit_test_setup(test_unshift_grows, reset),
 		cmocka_unit_test_setup(test_remove_if, reset),
 		cmocka_unit_test(test_sends_value),

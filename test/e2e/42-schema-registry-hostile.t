@@ -24,7 +24,14 @@
 #        grace, and once the schema is registered the order is stored.
 #   r02  one more order of the referencing schema.
 #
-# The feeder lives on, stores exactly the stream, exits 0.
+# The feeder lives on, stores exactly the stream, exits 0.  Then, point 5:
+#
+#   z01..z12  twelve orders of 70 bytes each that decode into 100 kB of
+#        JSON (an array of 20,000 nulls), read with --batch-max-bytes 65536
+#        (so a batch may hold 4 x 65536 bytes of decoded JSON): a batch
+#        held every decoded value whatever their total; now a batch ends
+#        before the message that would pass the bound (batch_cut), the
+#        rest is the next batch, every order is stored once.
 
 # shellcheck source=test/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -34,7 +41,7 @@
 E2E_TOPIC=sr.hostile
 GROUP=e2e-42
 FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])'
-plan 11
+plan 18
 
 sr_start "$E2E_TMP" || bail "could not start the stand-in Schema Registry"
 kafka_start 1 "$E2E_TOPIC:1" || bail "could not start the development Kafka"
@@ -131,5 +138,42 @@ check "a GUID the registry cannot resolve (no /schemas/guids): quarantined, the 
 check "schema_registry_unknown_retries_total counts the retries in the grace" \
 	test "$(feeder_metric f schema_registry_unknown_retries_total)" -ge 1
 feeder_stop f
+is "$?" 0 "SIGTERM: the feeder exits 0"
+
+# ------------------------------------------- decoded values a batch holds
+BIG='{"type": "record", "name": "OrderReceived", "namespace": "shop", "fields": [
+	{"name": "orderId", "type": "string"}, {"name": "externalReference", "type": "string"},
+	{"name": "pad", "type": {"type": "array", "items": "null"}}]}'
+BIG_ID=$(register big-value "$BIG")
+[ -n "$BIG_ID" ] || bail "could not register the big schema"
+for i in $(seq 1 12); do
+	python3 - "$BIG_ID" "$M/z$i.bin" "$((4300 + i))" "SR-$((4300 + i))" <<-'PY'
+		import struct, sys
+		def varint(n):
+		    z, out = (n << 1) ^ (n >> 63), b""
+		    while z >= 0x80:
+		        out += bytes([(z & 0x7f) | 0x80]); z >>= 7
+		    return out + bytes([z])
+		def s(t):
+		    b = t.encode(); return varint(len(b)) + b
+		a = sys.argv[1:]
+		body = s("00000000-0000-4000-8000-%012d" % int(a[2])) + s(a[3]) + varint(20000) + varint(0)
+		open(a[1], "wb").write(b"\x00" + struct.pack(">i", int(a[0])) + body)
+	PY
+	msg_file 0 "z$i" insert "$((4300 + i))" "SR-$((4300 + i))" - "$M/z$i.bin"
+done
+feeder_start big "$E2E_TOPIC" "$GROUP" --value-format confluent --schema-registry "$SR_URL" \
+	--batch-max-bytes 65536 --metrics-listen 127.0.0.1:0 -X auto.commit.interval.ms=200 --log-level info
+check "twelve values of 100 kB decoded each, 4 x 64 KiB decoded a batch at most: caught up" \
+	db_wait_caught_up "$GROUP" 60
+check_exact_contents
+cuts=$(log_events big batch_cut | wc -l)
+over=$(log_events big batch_cut | grep -cv ' committed=[12] ' || true)
+is "$((cuts > 0)) $over" "1 0" \
+	"batches cut before the value that would pass 256 KiB decoded ($cuts batch_cut lines, each committing 1 or 2 values)"
+is "$(sql "SELECT count(*) || ' ' || min(jsonb_array_length(payload->'pad'))
+             FROM received_orders.received_orders WHERE order_id::text LIKE '00000000-0000-4000-8000-0000000043%'")" "12 20000" \
+	"the twelve orders stored once each, their values whole"
+feeder_stop big
 is "$?" 0 "SIGTERM: the feeder exits 0"
 tap_done
