@@ -143,7 +143,9 @@ SELECT is(
 	      'received_orders.consumer_group_claim_check()',
 	      'received_orders.consumer_positions(text)',
 	      'received_orders.consumer_positions(text,text)',
+	      'received_orders.feeder_functions()',
 	      'received_orders.forget_consumer_positions(text,text)',
+	      'received_orders.grant_feeder(regrole)',
 	      'received_orders.materialize_order(jsonb)',
 	      'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])',
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])',
@@ -154,9 +156,10 @@ SELECT is(
 	      'received_orders.replay_quarantined(bigint)',
 	      'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)',
 	      'received_orders.restart_position(text,text,integer,bigint,bigint)',
+	      'received_orders.revoke_feeder(regrole)',
 	      'received_orders.set_consumer_group_owner(text,name)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the nineteen functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap and accept_position_gap of 1.3)');
+	'schema received_orders holds exactly the twenty-two functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap, accept_position_gap, feeder_functions, grant_feeder and revoke_feeder of 1.3)');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');
