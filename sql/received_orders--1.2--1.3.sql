@@ -33,7 +33,8 @@ BEGIN
 	         WHERE c.relnamespace OPERATOR(pg_catalog.=) 'received_orders'::pg_catalog.regnamespace
 	           AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['quarantine_examples',
 	               'received_orders_consumer_groups_owner_idx', 'received_orders_position_gaps',
-	               'received_orders_position_gaps_open_key', 'position_gaps']::pg_catalog.name[])
+	               'received_orders_position_gaps_open_key', 'position_gaps',
+	               'feeder_errors']::pg_catalog.name[])
 	        UNION ALL
 	        SELECT pg_catalog.format('function received_orders.%I(%s)', p.proname,
 	                                 pg_catalog.pg_get_function_identity_arguments(p.oid))
@@ -880,3 +881,54 @@ COMMENT ON FUNCTION received_orders.revoke_feeder(regrole) IS
 	'Revoke what grant_feeder() granted: EXECUTE on the functions a feeder calls, and USAGE on the schema unless the role holds another privilege in it; superusers and the extension''s owner only; returns the functions revoked';
 -- end of section: grant_feeder, revoke_feeder -------------------------------
 
+-- ---------------------------------------------------------------------------
+-- feeders without error text; feeder_errors for the DBA.
+--
+-- A feeder reports its last error as it logged it, and an error quotes what
+-- it was about: the database's "invalid input syntax for type uuid:
+-- "..."" quotes a value of the message, a conflict quotes an order's
+-- externalReference.  The view feeders, which pg_monitor reads, showed that
+-- text whole.  Now its column last_error holds the error's class, by the
+-- rule of quarantine_summary: the text before its first double quote, with
+-- UUIDs and numbers masked, and "..." where the quoted part was.  The whole
+-- text is in the view feeder_errors, which no role but the owner reads
+-- unless a DBA grants it.  feeders keeps its columns (CREATE OR REPLACE:
+-- a DBA's view on it and pg_monitor's grant stay).
+-- ---------------------------------------------------------------------------
+
+CREATE OR REPLACE VIEW received_orders.feeders AS
+SELECT f.consumer_group, f.member_id, f.host, f.pid, f.version, f.started_at,
+       f.last_seen,
+       pg_catalog.date_trunc('second', pg_catalog.now() OPERATOR(pg_catalog.-) f.last_seen) AS last_seen_age,
+       f.state,
+       (f.state OPERATOR(pg_catalog.<>) 'stopped'
+        AND f.last_seen OPERATOR(pg_catalog.>) (pg_catalog.now()
+            OPERATOR(pg_catalog.-) (f.report_interval OPERATOR(pg_catalog.*) 3::double precision))) AS healthy,
+       pg_catalog.cardinality(f.kafka_partitions) AS assigned_partitions,
+       (SELECT pg_catalog.array_agg(t.kafka_topic OPERATOR(pg_catalog.||) ' ['
+                OPERATOR(pg_catalog.||) t.kafka_partition::text OPERATOR(pg_catalog.||) ']'
+                ORDER BY t.kafka_topic, t.kafka_partition)
+          FROM ROWS FROM (pg_catalog.unnest(f.kafka_topics), pg_catalog.unnest(f.kafka_partitions))
+               AS t (kafka_topic, kafka_partition)) AS partitions,
+       pg_catalog.regexp_replace(pg_catalog.regexp_replace(
+           pg_catalog.regexp_replace(f.last_error, '".*$', '"..."'),
+           '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}', '<uuid>', 'g'),
+           '[0-9]+', 'N', 'g') AS last_error,
+       f.last_error_at, f.report_interval
+  FROM received_orders.received_orders_feeders f;
+
+COMMENT ON VIEW received_orders.feeders IS
+	'Every feeder as it last reported itself: state, age of its last report, healthy (not stopped, reported within three report intervals), its partitions, the class of its last error (the text before its first double quote, UUIDs and numbers masked: no message text; the whole text is in feeder_errors) and when; pg_monitor reads it';
+COMMENT ON COLUMN received_orders.feeders.last_error IS
+	'The class of the feeder''s last error: its text before the first double quote, UUIDs and numbers masked; the whole text is in the view feeder_errors';
+
+CREATE VIEW received_orders.feeder_errors AS
+SELECT f.consumer_group, f.member_id, f.host, f.state, f.last_error, f.last_error_at
+  FROM received_orders.received_orders_feeders f
+ WHERE f.last_error IS NOT NULL;
+
+COMMENT ON VIEW received_orders.feeder_errors IS
+	'Each feeder''s last error as it reported it, whole; errors quote message text (values, externalReferences): only the owner reads it unless a DBA grants it';
+
+REVOKE ALL ON received_orders.feeder_errors FROM PUBLIC;
+-- end of section: feeders, feeder_errors ------------------------------------

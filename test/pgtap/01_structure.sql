@@ -35,8 +35,8 @@ SELECT tables_are('received_orders',
 	      'received_orders_position_gaps']::name[],
 	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups, received_orders_feeders, received_orders_replays (1.2, 15_replays_counted.sql), received_orders_position_gaps (1.3, 17_position_gaps.sql)');
 SELECT views_are('received_orders',
-	ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'quarantine_examples', 'position_gaps']::name[],
-	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (14_status.sql), quarantine_examples (16_hostile_roles.sql) and position_gaps (17_position_gaps.sql)');
+	ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'quarantine_examples', 'position_gaps', 'feeder_errors']::name[],
+	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (14_status.sql), quarantine_examples (16_hostile_roles.sql), position_gaps (17_position_gaps.sql) and feeder_errors (19_feeder_errors.sql)');
 
 -- Table received_orders ------------------------------------------------------
 

@@ -225,7 +225,8 @@ missing_objects() {
 			('received_orders.quarantine_summary', '1.2'),
 			('received_orders.position_gaps', '1.3');
 		CREATE TEMP VIEW want_private_views(rel, since) AS VALUES
-			('received_orders.quarantine_examples', '1.3');
+			('received_orders.quarantine_examples', '1.3'),
+			('received_orders.feeder_errors', '1.3');
 		CREATE TEMP VIEW want_dumped(rel, since) AS VALUES
 			('received_orders.received_orders', '1.0'),
 			('received_orders.received_orders_quarantine', '1.0'),
