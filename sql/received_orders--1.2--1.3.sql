@@ -753,7 +753,7 @@ GRANT SELECT ON received_orders.position_gaps TO pg_monitor;
 --
 -- A function rather than a role the extension creates: roles belong to the
 -- cluster, so CREATE EXTENSION in a second database would find the role
--- already there (or, dropped with one database, gone for the other).
+-- already there, and DROP EXTENSION would leave it behind.
 --
 -- Both run with the caller's rights (SECURITY INVOKER): the grants are the
 -- caller's own statements, made only if the caller may make them.  They
