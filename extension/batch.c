@@ -114,7 +114,7 @@ RoBatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 	}
 	BatchCheckBounds(&batch);
 	if (consumer_group != NULL)
-		RoBatchCheckCoordinates(&batch);
+		RoPositionsCheckCoordinates(&batch);
 
 	InitMaterializedSRF(fcinfo, 0);
 	outcome_type = TupleDescAttr(rsinfo->setDesc, 2)->atttypid;
@@ -150,13 +150,13 @@ RoBatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 			{
 				bytea	   *type = DatumGetByteaPP(batch.types[i]);
 
-				item->message = RoBatchOtherType(&batch, VARDATA_ANY(type),
-											   VARSIZE_ANY_EXHDR(type));
+				item->message = RoOutboxOtherType(&batch, VARDATA_ANY(type),
+												VARSIZE_ANY_EXHDR(type));
 			}
 		}
 		else if (batch.values_null[i])
-			RoBatchReject(item, ERRCODE_NULL_VALUE_NOT_ALLOWED,
-						"value is null (a tombstone), not an event", NULL);
+			RoOutcomeReject(item, ERRCODE_NULL_VALUE_NOT_ALLOWED,
+						  "value is null (a tombstone), not an event", NULL);
 		else
 		{
 			bytea	   *value = DatumGetByteaPP(batch.values[i]);
@@ -165,15 +165,15 @@ RoBatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 
 			item->data = VARDATA_ANY(value);
 			item->len = VARSIZE_ANY_EXHDR(value);
-			if (batch.framed && !RoBatchOpenFrame(&batch, item, i))
+			if (batch.framed && !RoOutboxOpenFrame(&batch, item, i))
 				continue;
-			if (batch.enveloped && !RoBatchOpenEnvelope(&batch, item, i))
+			if (batch.enveloped && !RoOutboxOpenEnvelope(&batch, item, i))
 				continue;
 			oldcontext = MemoryContextSwitchTo(batch.scratch);
 			valid = RoEventCheckEncoding(item->data, item->len, &err);
 			MemoryContextSwitchTo(oldcontext);
 			if (!valid)
-				RoBatchReject(item, err.sqlerrcode, err.message, err.detail);
+				RoOutcomeReject(item, err.sqlerrcode, err.message, err.detail);
 			MemoryContextReset(batch.scratch);
 		}
 	}
@@ -198,10 +198,10 @@ RoBatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 		BatchInsertByHalves(&batch, 0, batch.ncandidates);
 	}
 
-	RoBatchResolveNotInserted(&batch);
-	RoBatchQuarantine(&batch);
+	RoOutcomeResolveNotInserted(&batch);
+	RoQuarantineBatch(&batch);
 	if (consumer_group != NULL)
-		RoBatchRecordPositions(&batch);
+		RoPositionsRecord(&batch);
 
 	for (int i = 0; i < batch.count; i++)
 	{
@@ -356,8 +356,8 @@ BatchTry(BatchStep step, Batch *batch, BatchItem *item)
 								   batch->ncandidates == 1)))
 			ReThrowError(edata);
 		if (item != NULL)
-			RoBatchReject(item, edata->sqlerrcode, edata->message,
-						edata->detail);
+			RoOutcomeReject(item, edata->sqlerrcode, edata->message,
+						  edata->detail);
 		else
 			ereport(DEBUG1,
 					(errmsg_internal("received_orders batch retried in smaller parts after: %s",
@@ -395,14 +395,14 @@ BatchParseItem(Batch *batch, BatchItem *item)
 	if (parsed == NULL)
 	{
 		/* not valid JSON: the reason is copied out of scratch */
-		RoBatchReject(item, err.sqlerrcode, err.message, err.detail);
+		RoOutcomeReject(item, err.sqlerrcode, err.message, err.detail);
 		return;
 	}
 	payload = palloc(VARSIZE(parsed));
 	memcpy(payload, parsed, VARSIZE(parsed));
 
 	if (!RoEventCheckFields(payload, &item->event, &err))
-		RoBatchReject(item, err.sqlerrcode, err.message, err.detail);
+		RoOutcomeReject(item, err.sqlerrcode, err.message, err.detail);
 	else
 	{
 		item->state = BATCH_CANDIDATE;

@@ -67,9 +67,9 @@ materialize_order(PG_FUNCTION_ARGS)
 		RoEventReportError(&err, NULL);
 
 	SPI_connect();
-	outcome = RoMaterializeOne(&event, NULL, &stored);
+	outcome = RoOutcomeInsertOne(&event, NULL, &stored);
 	if (outcome == RO_OUTCOME_CONFLICT)
-		RoMaterializeConflictReport(WARNING, &event, stored, false);
+		RoOutcomeConflictReport(WARNING, &event, stored, false);
 	SPI_finish();
 
 	PG_RETURN_DATUM(RoOutcomeGetDatum(get_func_rettype(fcinfo->flinfo->fn_oid),
@@ -109,7 +109,7 @@ Datum
 materialize_orders_for_group(PG_FUNCTION_ARGS)
 {
 	RoCheckVersion();
-	return RoBatchRun(fcinfo, 1, RoBatchGroupArgument(fcinfo), NULL);
+	return RoBatchRun(fcinfo, 1, RoPositionsGroupArgument(fcinfo), NULL);
 }
 
 /*
@@ -135,8 +135,8 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
 	Batch		options;
 
 	RoCheckVersion();
-	consumer_group = RoBatchGroupArgument(fcinfo);
-	RoBatchOutboxOptions(fcinfo, &options);
+	consumer_group = RoPositionsGroupArgument(fcinfo);
+	RoOutboxOptions(fcinfo, &options);
 	return RoBatchRun(fcinfo, 1, consumer_group, &options);
 }
 
@@ -167,8 +167,8 @@ materialize_orders_framed(PG_FUNCTION_ARGS)
 	Batch		options;
 
 	RoCheckVersion();
-	consumer_group = RoBatchGroupArgument(fcinfo);
-	RoBatchOutboxOptions(fcinfo, &options);
+	consumer_group = RoPositionsGroupArgument(fcinfo);
+	RoOutboxOptions(fcinfo, &options);
 	options.framed = true;
 	return RoBatchRun(fcinfo, 1, consumer_group, &options);
 }

@@ -32,16 +32,16 @@
 
 #include "received_orders.h"
 
-static bool BatchSelectType(Batch *batch, BatchItem *item, const char *type,
-							int type_len);
-static char *BatchQuoteBytes(const char *data, int len);
+static bool OutboxSelectType(Batch *batch, BatchItem *item, const char *type,
+							 int type_len);
+static char *OutboxQuoteBytes(const char *data, int len);
 
 /*
- * RoBatchOutboxOptions
+ * RoOutboxOptions
  *		The envelope, event type and type header of the outbox forms.
  */
 void
-RoBatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options_out)
+RoOutboxOptions(FunctionCallInfo fcinfo, Batch *options_out)
 {
 	Batch		options;
 	char	   *name;
@@ -57,7 +57,7 @@ RoBatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options_out)
 	if (!RoEnvelopeFromName(name, &options.envelope))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown envelope %s", BatchQuoteBytes(name, strlen(name))),
+				 errmsg("unknown envelope %s", OutboxQuoteBytes(name, strlen(name))),
 				 errhint("Pass 'plain', 'debezium' or 'cloudevents'.")));
 	if (!PG_ARGISNULL(7))
 	{
@@ -86,13 +86,13 @@ RoBatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options_out)
 }
 
 /*
- * RoBatchOpenFrame
+ * RoOutboxOpenFrame
  *		For the Schema Registry form: item->data and item->len become the
  *		event's bytes (frame.c), and the element keeps its schema id for
  *		the quarantine.  Returns false when the element is rejected.
  */
 bool
-RoBatchOpenFrame(Batch *batch, BatchItem *item, int i)
+RoOutboxOpenFrame(Batch *batch, BatchItem *item, int i)
 {
 	const char *decoded = NULL;
 	int			decoded_len = 0;
@@ -116,12 +116,12 @@ RoBatchOpenFrame(Batch *batch, BatchItem *item, int i)
 					&item->schema_id, &item->has_schema_id,
 					&item->data, &item->len, &err))
 		return true;
-	RoBatchReject(item, err.sqlerrcode, err.message, err.detail);
+	RoOutcomeReject(item, err.sqlerrcode, err.message, err.detail);
 	return false;
 }
 
 /*
- * RoBatchOpenEnvelope
+ * RoOutboxOpenEnvelope
  *		For the outbox form: decide an element by its type, then find its
  *		event in the envelope (item->data and item->len become the event's
  *		bytes, copied out when decoded).  Returns false when the element is
@@ -129,7 +129,7 @@ RoBatchOpenFrame(Batch *batch, BatchItem *item, int i)
  *		on to the validator.
  */
 bool
-RoBatchOpenEnvelope(Batch *batch, BatchItem *item, int i)
+RoOutboxOpenEnvelope(Batch *batch, BatchItem *item, int i)
 {
 	bool		structured = false;
 	RoEnvelopeEvent found;
@@ -151,8 +151,8 @@ RoBatchOpenEnvelope(Batch *batch, BatchItem *item, int i)
 		bytea	   *type = batch->types_null[i] ? NULL :
 			DatumGetByteaPP(batch->types[i]);
 
-		if (!BatchSelectType(batch, item, type ? VARDATA_ANY(type) : NULL,
-							 type ? VARSIZE_ANY_EXHDR(type) : 0))
+		if (!OutboxSelectType(batch, item, type ? VARDATA_ANY(type) : NULL,
+							  type ? VARSIZE_ANY_EXHDR(type) : 0))
 			return false;
 	}
 	if (batch->envelope == RO_ENVELOPE_PLAIN || (batch->envelope == RO_ENVELOPE_CLOUDEVENTS && !structured))
@@ -165,9 +165,9 @@ RoBatchOpenEnvelope(Batch *batch, BatchItem *item, int i)
 						 &found, &err);
 	MemoryContextSwitchTo(oldcontext);
 	if (!ok)
-		RoBatchReject(item, err.sqlerrcode, err.message, err.detail);
+		RoOutcomeReject(item, err.sqlerrcode, err.message, err.detail);
 	else if (structured && batch->event_type != NULL &&
-			 !BatchSelectType(batch, item, found.type, found.type_len))
+			 !OutboxSelectType(batch, item, found.type, found.type_len))
 		ok = false;
 	else if (found.data < item->data || found.data >= item->data + item->len)
 	{
@@ -188,27 +188,27 @@ RoBatchOpenEnvelope(Batch *batch, BatchItem *item, int i)
 }
 
 /*
- * BatchSelectType
+ * OutboxSelectType
  *		With an event_type: go on with an element of that type (true); skip
  *		one of another type, reject one whose type cannot be told (false).
  *		type is NULL when the element has none.
  */
 static bool
-BatchSelectType(Batch *batch, BatchItem *item, const char *type, int type_len)
+OutboxSelectType(Batch *batch, BatchItem *item, const char *type, int type_len)
 {
 	char	   *other;
 
 	if (type == NULL)
 	{
-		RoBatchReject(item, ERRCODE_INVALID_PARAMETER_VALUE,
-					psprintf("header %s is missing: the message's type cannot be told (event_type %s)",
-							 BatchQuoteBytes(batch->type_header, strlen(batch->type_header)),
-							 BatchQuoteBytes(VARDATA_ANY(batch->event_type),
-											 VARSIZE_ANY_EXHDR(batch->event_type))),
-					NULL);
+		RoOutcomeReject(item, ERRCODE_INVALID_PARAMETER_VALUE,
+					  psprintf("header %s is missing: the message's type cannot be told (event_type %s)",
+							   OutboxQuoteBytes(batch->type_header, strlen(batch->type_header)),
+							   OutboxQuoteBytes(VARDATA_ANY(batch->event_type),
+												VARSIZE_ANY_EXHDR(batch->event_type))),
+					  NULL);
 		return false;
 	}
-	other = RoBatchOtherType(batch, type, type_len);
+	other = RoOutboxOtherType(batch, type, type_len);
 	if (other == NULL)
 		return true;
 	item->state = BATCH_DECIDED;
@@ -218,30 +218,30 @@ BatchSelectType(Batch *batch, BatchItem *item, const char *type, int type_len)
 }
 
 /*
- * RoBatchOtherType
+ * RoOutboxOtherType
  *		NULL when type is the selected event_type, byte for byte; else the
  *		reason a message of that type is skipped.
  */
 char *
-RoBatchOtherType(Batch *batch, const char *type, int type_len)
+RoOutboxOtherType(Batch *batch, const char *type, int type_len)
 {
 	int			len = VARSIZE_ANY_EXHDR(batch->event_type);
 
 	if (type_len == len && memcmp(type, VARDATA_ANY(batch->event_type), len) == 0)
 		return NULL;
-	return RoBatchClip(psprintf("event type %s is not selected (event_type %s)",
-							  BatchQuoteBytes(type, type_len),
-							  BatchQuoteBytes(VARDATA_ANY(batch->event_type), len)));
+	return RoOutcomeClip(psprintf("event type %s is not selected (event_type %s)",
+							  OutboxQuoteBytes(type, type_len),
+							  OutboxQuoteBytes(VARDATA_ANY(batch->event_type), len)));
 }
 
 /*
- * BatchQuoteBytes
+ * OutboxQuoteBytes
  *		Bytes from a message, double-quoted for a reason: at most 64 bytes of
  *		them (cut between characters), or their hexadecimal form when they
  *		are not valid UTF-8.
  */
 static char *
-BatchQuoteBytes(const char *data, int len)
+OutboxQuoteBytes(const char *data, int len)
 {
 	StringInfoData buf;
 	int			shown = Min(len, 64);

@@ -9,9 +9,10 @@
  * insert is a duplicate when the stored row has its externalReference, and a
  * conflict (an identity contradiction, left for an operator) when not.
  *
- * RoMaterializeOne decides one event (materialize_order, replay.c);
- * RoBatchResolveNotInserted decides a batch's candidates with one statement;
- * RoBatchReject decides an element of a batch as rejected.
+ * RoOutcomeInsertOne decides one event (materialize_order, replay.c);
+ * RoOutcomeResolveNotInserted decides a batch's candidates with one statement;
+ * RoOutcomeReject decides an element of a batch as rejected; RoOutcomeLabel
+ * and RoOutcomeGetDatum name an outcome as the enum materialize_outcome does.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,13 +23,21 @@
 
 #include "received_orders.h"
 
-static void MaterializeNotStored(const pg_uuid_t *order_id);
-static char *MaterializeUuidText(const pg_uuid_t *uuid);
-static char *MaterializeConflictMessage(const RoEvent *event,
-										const text *stored);
+static void OutcomeNotStored(const pg_uuid_t *order_id);
+static char *OutcomeUuidText(const pg_uuid_t *uuid);
+static char *OutcomeConflictMessage(const RoEvent *event,
+									const text *stored);
+
+static const char *const ro_outcome_labels[RO_OUTCOME_COUNT] = {
+	"inserted",
+	"duplicate",
+	"conflict",
+	"rejected",
+	"skipped"
+};
 
 /*
- * RoMaterializeOne
+ * RoOutcomeInsertOne
  *		Insert one valid event; tell inserted, duplicate or conflict.
  *		schema_id (NULL: none) is the Schema Registry id of the framed value
  *		it came from, recorded on the row it inserts.
@@ -38,7 +47,7 @@ static char *MaterializeConflictMessage(const RoEvent *event,
  * transaction that ON CONFLICT waited for.  *stored is set for a conflict.
  */
 RoOutcome
-RoMaterializeOne(const RoEvent *event, const int32 *schema_id, text **stored)
+RoOutcomeInsertOne(const RoEvent *event, const int32 *schema_id, text **stored)
 {
 	*stored = NULL;
 	if (RoStoreInsertOne(event, schema_id))
@@ -46,14 +55,14 @@ RoMaterializeOne(const RoEvent *event, const int32 *schema_id, text **stored)
 
 	*stored = RoStoreLookupReference(&event->order_id);
 	if (*stored == NULL)
-		MaterializeNotStored(&event->order_id);
-	if (RoMaterializeSameText(*stored, event->external_reference))
+		OutcomeNotStored(&event->order_id);
+	if (RoOutcomeSameText(*stored, event->external_reference))
 		return RO_OUTCOME_DUPLICATE;
 	return RO_OUTCOME_CONFLICT;
 }
 
 /*
- * MaterializeNotStored
+ * OutcomeNotStored
  *		An insert wrote nothing, yet no row of that order_id is there.  With
  *		a BEFORE INSERT row trigger or row level security on the table, that
  *		is what suppressed it, on every retry: a permanent error naming the
@@ -62,70 +71,70 @@ RoMaterializeOne(const RoEvent *event, const int32 *schema_id, text **stored)
  *		retry succeeds (serialization_failure).
  */
 static void
-MaterializeNotStored(const pg_uuid_t *order_id)
+OutcomeNotStored(const pg_uuid_t *order_id)
 {
 	if (RoStoreInsertsSuppressible())
 		ereport(ERROR,
 				(errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
 				 errmsg("order %s was not stored: the insert into %s.received_orders wrote no row",
-						MaterializeUuidText(order_id), RO_SCHEMA),
+						OutcomeUuidText(order_id), RO_SCHEMA),
 				 errdetail("A BEFORE INSERT trigger on the table returned NULL, or row level security hid the row."),
 				 errhint("Fix or drop that trigger (or policy); received_orders must store every valid event.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			 errmsg("order %s was deleted while being materialized",
-					MaterializeUuidText(order_id)),
+					OutcomeUuidText(order_id)),
 			 errhint("Retry the transaction.")));
 }
 
 /*
- * RoMaterializeSameText
+ * RoOutcomeSameText
  *		Whether two strings (externalReferences, topics) are the same, byte
  *		for byte (as a deterministic collation's equality would say).
  */
 bool
-RoMaterializeSameText(const text *a, const text *b)
+RoOutcomeSameText(const text *a, const text *b)
 {
 	return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
 		memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
 }
 
 /*
- * MaterializeUuidText
+ * OutcomeUuidText
  *		The canonical spelling of a UUID.
  */
 static char *
-MaterializeUuidText(const pg_uuid_t *uuid)
+OutcomeUuidText(const pg_uuid_t *uuid)
 {
 	return DatumGetCString(DirectFunctionCall1(uuid_out,
 											   UUIDPGetDatum(uuid)));
 }
 
 /*
- * MaterializeConflictMessage
+ * OutcomeConflictMessage
  *		The one-line account of a conflict, for result rows and quarantine.
  */
 static char *
-MaterializeConflictMessage(const RoEvent *event, const text *stored)
+OutcomeConflictMessage(const RoEvent *event, const text *stored)
 {
 	return psprintf("order %s is already stored with externalReference \"%s\"; this event has \"%s\"",
-					MaterializeUuidText(&event->order_id),
+					OutcomeUuidText(&event->order_id),
 					text_to_cstring(stored),
 					text_to_cstring(event->external_reference));
 }
 
 /*
- * RoMaterializeConflictReport
+ * RoOutcomeConflictReport
  *		Report a conflict at elevel (WARNING, or ERROR for a replay).
  */
 void
-RoMaterializeConflictReport(int elevel, const RoEvent *event, const text *stored,
-						  bool quarantined)
+RoOutcomeConflictReport(int elevel, const RoEvent *event, const text *stored,
+					  bool quarantined)
 {
 	ereport(elevel,
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
 			 errmsg("order %s is already stored with another externalReference",
-					MaterializeUuidText(&event->order_id)),
+					OutcomeUuidText(&event->order_id)),
 			 errdetail("The stored externalReference is \"%s\"; this event has \"%s\".",
 					   text_to_cstring(stored),
 					   text_to_cstring(event->external_reference)),
@@ -135,12 +144,12 @@ RoMaterializeConflictReport(int elevel, const RoEvent *event, const text *stored
 }
 
 /*
- * RoBatchResolveNotInserted
+ * RoOutcomeResolveNotInserted
  *		Decide every candidate: inserted, or, by the stored row's reference,
  *		duplicate or conflict.  One statement reads all stored references.
  */
 void
-RoBatchResolveNotInserted(Batch *batch)
+RoOutcomeResolveNotInserted(Batch *batch)
 {
 	pg_uuid_t  *ids = palloc(sizeof(pg_uuid_t) * Max(batch->ncandidates, 1));
 	text	  **stored = palloc(sizeof(text *) * Max(batch->ncandidates, 1));
@@ -171,45 +180,45 @@ RoBatchResolveNotInserted(Batch *batch)
 		BatchItem  *item = waiting[w];
 
 		if (stored[w] == NULL)
-			MaterializeNotStored(&item->event.order_id);
+			OutcomeNotStored(&item->event.order_id);
 		item->state = BATCH_DECIDED;
-		if (RoMaterializeSameText(stored[w], item->event.external_reference))
+		if (RoOutcomeSameText(stored[w], item->event.external_reference))
 			item->outcome = RO_OUTCOME_DUPLICATE;
 		else
 		{
 			item->outcome = RO_OUTCOME_CONFLICT;
 			item->sqlerrcode = ERRCODE_UNIQUE_VIOLATION;
-			item->message = MaterializeConflictMessage(&item->event,
-													   stored[w]);
-			RoMaterializeConflictReport(WARNING, &item->event, stored[w], true);
+			item->message = OutcomeConflictMessage(&item->event,
+												   stored[w]);
+			RoOutcomeConflictReport(WARNING, &item->event, stored[w], true);
 		}
 	}
 }
 
 /*
- * RoBatchReject
+ * RoOutcomeReject
  *		Decide an element as rejected, with its SQLSTATE and reason.
  */
 void
-RoBatchReject(BatchItem *item, int sqlerrcode, const char *message,
-			const char *detail)
+RoOutcomeReject(BatchItem *item, int sqlerrcode, const char *message,
+			  const char *detail)
 {
 	item->state = BATCH_DECIDED;
 	item->outcome = RO_OUTCOME_REJECTED;
 	item->sqlerrcode = sqlerrcode;
 	item->message = detail ?
-		psprintf("%s: %s", RoBatchClip(message), RoBatchClip(detail)) :
-		RoBatchClip(message);
+		psprintf("%s: %s", RoOutcomeClip(message), RoOutcomeClip(detail)) :
+		RoOutcomeClip(message);
 }
 
 /*
- * RoBatchClip
+ * RoOutcomeClip
  *		A copy of a message cut to RO_MAX_REASON_PART_BYTES at a character
  *		boundary, with an ellipsis when cut: PostgreSQL's JSON errors quote
  *		the whole offending token, and the reason is stored per element.
  */
 char *
-RoBatchClip(const char *s)
+RoOutcomeClip(const char *s)
 {
 	int			len = strlen(s);
 	int			cut;
@@ -218,4 +227,31 @@ RoBatchClip(const char *s)
 		return pstrdup(s);
 	cut = pg_mbcliplen(s, len, RO_MAX_REASON_PART_BYTES - 3);
 	return psprintf("%.*s\xe2\x80\xa6", cut, s);	/* U+2026 */
+}
+
+/*
+ * RoOutcomeLabel
+ *		The enum label of an outcome.
+ */
+const char *
+RoOutcomeLabel(RoOutcome outcome)
+{
+	if (outcome < 0 || outcome >= RO_OUTCOME_COUNT)
+		elog(ERROR, "invalid materialize outcome %d", (int) outcome);
+	return ro_outcome_labels[outcome];
+}
+
+/*
+ * RoOutcomeGetDatum
+ *		The received_orders.materialize_outcome value of an outcome.
+ *
+ * enumtypid is the enum's OID as the caller's return type gives it, so no
+ * name lookup (and no search_path) is involved.
+ */
+Datum
+RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome)
+{
+	return DirectFunctionCall2(enum_in,
+							   CStringGetDatum(RoOutcomeLabel(outcome)),
+							   ObjectIdGetDatum(enumtypid));
 }

@@ -18,22 +18,22 @@
 #include "received_orders.h"
 
 /*
- * The distinct partitions BatchLastOfPartitions searches one by one; a
+ * The distinct partitions PositionsLastOfPartitions searches one by one; a
  * batch of more is sorted whole.
  */
 #define BATCH_PARTITIONS_SCANNED 64
 
-static int	BatchComparePartitions(const void *a, const void *b, void *arg);
-static bool BatchSamePartition(const Batch *batch, int x, int y);
-static int	BatchLastOfPartitions(Batch *batch, int *last);
-static int	BatchLastOfPartitionsSorted(Batch *batch, int *last);
+static int	PositionsComparePartitions(const void *a, const void *b, void *arg);
+static bool PositionsSamePartition(const Batch *batch, int x, int y);
+static int	PositionsLastOfPartitions(Batch *batch, int *last);
+static int	PositionsLastOfPartitionsSorted(Batch *batch, int *last);
 
 /*
- * RoBatchGroupArgument
+ * RoPositionsGroupArgument
  *		The consumer group of the 1.1 forms, with the coordinates it needs.
  */
 text *
-RoBatchGroupArgument(FunctionCallInfo fcinfo)
+RoPositionsGroupArgument(FunctionCallInfo fcinfo)
 {
 	text	   *consumer_group;
 
@@ -59,12 +59,12 @@ RoBatchGroupArgument(FunctionCallInfo fcinfo)
 }
 
 /*
- * RoBatchCheckCoordinates
+ * RoPositionsCheckCoordinates
  *		With a consumer group, every element must name its topic, partition
  *		and offset, as Kafka gives them: positions are made of them.
  */
 void
-RoBatchCheckCoordinates(Batch *batch)
+RoPositionsCheckCoordinates(Batch *batch)
 {
 	for (int i = 0; i < batch->count; i++)
 	{
@@ -89,12 +89,12 @@ RoBatchCheckCoordinates(Batch *batch)
 }
 
 /*
- * BatchComparePartitions
+ * PositionsComparePartitions
  *		qsort_arg comparator of element indexes: topic bytes, then
  *		partition, then offset.
  */
 static int
-BatchComparePartitions(const void *a, const void *b, void *arg)
+PositionsComparePartitions(const void *a, const void *b, void *arg)
 {
 	const Batch *batch = arg;
 	int			x = *(const int *) a;
@@ -123,14 +123,14 @@ BatchComparePartitions(const void *a, const void *b, void *arg)
 }
 
 /*
- * RoBatchRecordPositions
+ * RoPositionsRecord
  *		Record the highest offset + 1 of each (topic, partition) of the batch
  *		for its consumer group, in one statement, in the caller's
  *		transaction.  Every element counts, whatever its outcome: a rejected
  *		message is quarantined in the same transaction, so it is consumed too.
  */
 void
-RoBatchRecordPositions(Batch *batch)
+RoPositionsRecord(Batch *batch)
 {
 	int		   *last;
 	Datum	   *topics;
@@ -141,7 +141,7 @@ RoBatchRecordPositions(Batch *batch)
 	if (batch->count <= 0)
 		return;
 	last = palloc(sizeof(int) * batch->count);
-	n = BatchLastOfPartitions(batch, last);
+	n = PositionsLastOfPartitions(batch, last);
 
 	topics = palloc(sizeof(Datum) * n);
 	partitions = palloc(sizeof(Datum) * n);
@@ -164,7 +164,7 @@ RoBatchRecordPositions(Batch *batch)
 }
 
 /*
- * BatchLastOfPartitions
+ * PositionsLastOfPartitions
  *		Fill last[] with the element of the highest offset of each (topic,
  *		partition) of the batch, sorted by topic and partition (the order in
  *		which the statement locks the positions' rows); returns how many.
@@ -175,7 +175,7 @@ RoBatchRecordPositions(Batch *batch)
  * sort of the whole batch, which then decides.
  */
 static int
-BatchLastOfPartitions(Batch *batch, int *last)
+PositionsLastOfPartitions(Batch *batch, int *last)
 {
 	int			n = 0;
 	int			current = -1;
@@ -184,14 +184,14 @@ BatchLastOfPartitions(Batch *batch, int *last)
 	{
 		int			k = current;
 
-		if (k < 0 || !BatchSamePartition(batch, last[k], i))
+		if (k < 0 || !PositionsSamePartition(batch, last[k], i))
 		{
-			for (k = 0; k < n && !BatchSamePartition(batch, last[k], i); k++)
+			for (k = 0; k < n && !PositionsSamePartition(batch, last[k], i); k++)
 				;
 			if (k == n)
 			{
 				if (n == BATCH_PARTITIONS_SCANNED)
-					return BatchLastOfPartitionsSorted(batch, last);
+					return PositionsLastOfPartitionsSorted(batch, last);
 				last[n++] = i;
 			}
 		}
@@ -199,39 +199,39 @@ BatchLastOfPartitions(Batch *batch, int *last)
 			last[k] = i;
 		current = k;
 	}
-	qsort_arg(last, n, sizeof(int), BatchComparePartitions, batch);
+	qsort_arg(last, n, sizeof(int), PositionsComparePartitions, batch);
 	return n;
 }
 
 /*
- * BatchLastOfPartitionsSorted
- *		BatchLastOfPartitions by a sort of every element.
+ * PositionsLastOfPartitionsSorted
+ *		PositionsLastOfPartitions by a sort of every element.
  */
 static int
-BatchLastOfPartitionsSorted(Batch *batch, int *last)
+PositionsLastOfPartitionsSorted(Batch *batch, int *last)
 {
 	int		   *order = palloc(sizeof(int) * batch->count);
 	int			n = 0;
 
 	for (int i = 0; i < batch->count; i++)
 		order[i] = i;
-	qsort_arg(order, batch->count, sizeof(int), BatchComparePartitions, batch);
+	qsort_arg(order, batch->count, sizeof(int), PositionsComparePartitions, batch);
 	/* sorted by offset within a partition: keep each one's last */
 	for (int k = 0; k < batch->count; k++)
-		if (k + 1 == batch->count || !BatchSamePartition(batch, order[k], order[k + 1]))
+		if (k + 1 == batch->count || !PositionsSamePartition(batch, order[k], order[k + 1]))
 			last[n++] = order[k];
 	pfree(order);
 	return n;
 }
 
 /*
- * BatchSamePartition
+ * PositionsSamePartition
  *		Whether elements x and y have the same topic and partition.
  */
 static bool
-BatchSamePartition(const Batch *batch, int x, int y)
+PositionsSamePartition(const Batch *batch, int x, int y)
 {
 	return DatumGetInt32(batch->partitions[x]) == DatumGetInt32(batch->partitions[y]) &&
-		RoMaterializeSameText(DatumGetTextPP(batch->topics[x]),
-							DatumGetTextPP(batch->topics[y]));
+		RoOutcomeSameText(DatumGetTextPP(batch->topics[x]),
+						DatumGetTextPP(batch->topics[y]));
 }

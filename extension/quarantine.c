@@ -21,15 +21,15 @@
 
 #include "received_orders.h"
 
-static char *BatchHeadersJson(Batch *batch, int i);
+static char *QuarantineHeadersJson(Batch *batch, int i);
 
 /*
- * RoBatchQuarantine
+ * RoQuarantineBatch
  *		Write every rejected and conflicting element to the quarantine, in
  *		the caller's transaction, once per Kafka coordinates.
  */
 void
-RoBatchQuarantine(Batch *batch)
+RoQuarantineBatch(Batch *batch)
 {
 	for (int i = 0; i < batch->count; i++)
 	{
@@ -46,7 +46,7 @@ RoBatchQuarantine(Batch *batch)
 						  item->has_order_id ? &item->event.order_id : NULL,
 						  item->outcome, item->sqlerrcode, item->message,
 						  batch->enveloped ? RoEnvelopeName(batch->envelope) : NULL,
-						  batch->enveloped ? BatchHeadersJson(batch, i) : NULL,
+						  batch->enveloped ? QuarantineHeadersJson(batch, i) : NULL,
 						  item->has_schema_id ? &item->schema_id : NULL,
 						  batch->framed && !batch->schema_guids_null[i] ?
 						  DatumGetUUIDP(batch->schema_guids[i]) : NULL);
@@ -54,7 +54,7 @@ RoBatchQuarantine(Batch *batch)
 }
 
 /*
- * BatchHeadersJson
+ * QuarantineHeadersJson
  *		The headers that identified a quarantined element of the outbox
  *		form, as a JSON object (NULL if none): its type header and its
  *		content-type, each as text, or as "\x..." (bytea's hex form) when not
@@ -64,7 +64,7 @@ RoBatchQuarantine(Batch *batch)
  *		short message with huge headers cannot store megabytes of text.
  */
 static char *
-BatchHeadersJson(Batch *batch, int i)
+QuarantineHeadersJson(Batch *batch, int i)
 {
 	StringInfoData buf;
 	const char *names[2];

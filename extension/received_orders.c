@@ -1,9 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * received_orders.c
- *	  Module entry point: the GUC, the outcome enum, error classes and the
- *	  check that this session's library is not older than the installed
- *	  extension.
+ *	  Module entry point: the GUC, error classes and the check that this
+ *	  session's library is not older than the installed extension.
  *
  *-------------------------------------------------------------------------
  */
@@ -29,14 +28,6 @@ PG_MODULE_MAGIC;
 
 /* received_orders.max_event_bytes: the largest event accepted, in bytes. */
 int			RoMaxEventBytes = 1024 * 1024;
-
-static const char *const ro_outcome_labels[RO_OUTCOME_COUNT] = {
-	"inserted",
-	"duplicate",
-	"conflict",
-	"rejected",
-	"skipped"
-};
 
 /*
  * Whether this transaction has checked the installed extension's version
@@ -178,33 +169,6 @@ RoVersionIsNewer(const char *installed, const char *library)
 	if (sscanf(installed, "%d.%d%c", &imajor, &iminor, &rest) != 2)
 		return true;
 	return imajor > lmajor || (imajor == lmajor && iminor > lminor);
-}
-
-/*
- * RoOutcomeLabel
- *		The enum label of an outcome.
- */
-const char *
-RoOutcomeLabel(RoOutcome outcome)
-{
-	if (outcome < 0 || outcome >= RO_OUTCOME_COUNT)
-		elog(ERROR, "invalid materialize outcome %d", (int) outcome);
-	return ro_outcome_labels[outcome];
-}
-
-/*
- * RoOutcomeGetDatum
- *		The received_orders.materialize_outcome value of an outcome.
- *
- * enumtypid is the enum's OID as the caller's return type gives it, so no
- * name lookup (and no search_path) is involved.
- */
-Datum
-RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome)
-{
-	return DirectFunctionCall2(enum_in,
-							   CStringGetDatum(RoOutcomeLabel(outcome)),
-							   ObjectIdGetDatum(enumtypid));
 }
 
 /*

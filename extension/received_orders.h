@@ -197,8 +197,6 @@ typedef struct Batch
 
 /* received_orders.c */
 extern int	RoMaxEventBytes;
-extern const char *RoOutcomeLabel(RoOutcome outcome);
-extern Datum RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome);
 extern bool RoErrorIsEventCaused(int sqlerrcode, bool limit_is_event);
 extern void RoCheckVersion(void);
 
@@ -207,13 +205,13 @@ extern bool RoEventCheckRaw(const char *data, int len, RoEventError *err);
 extern bool RoEventCheckEncoding(const char *data, int len, RoEventError *err);
 extern bool RoEventCheckNesting(const char *data, int len, RoEventError *err);
 extern Jsonb *RoEventParseRaw(const char *data, int len);
-
-/* event_parse.c */
-extern Jsonb *RoEventParse(const char *data, int len, RoEventError *err);
 extern bool RoEventCheckSize(Size len, RoEventError *err);
 extern bool RoEventCheckFields(Jsonb *payload, RoEvent *event, RoEventError *err);
 extern bool RoEventParseUuid(const char *str, int len, pg_uuid_t *uuid);
 extern void RoEventReportError(const RoEventError *err, const char *hint);
+
+/* event_parse.c */
+extern Jsonb *RoEventParse(const char *data, int len, RoEventError *err);
 
 /* event_fast.c */
 extern Jsonb *RoEventParseFast(const char *data, int len);
@@ -278,29 +276,31 @@ extern Datum RoBatchRun(FunctionCallInfo fcinfo, int first_arg,
 					  text *consumer_group, const Batch *options);
 
 /* outbox.c */
-extern void RoBatchOutboxOptions(FunctionCallInfo fcinfo, Batch *options);
-extern bool RoBatchOpenFrame(Batch *batch, BatchItem *item, int i);
-extern bool RoBatchOpenEnvelope(Batch *batch, BatchItem *item, int i);
-extern char *RoBatchOtherType(Batch *batch, const char *type, int type_len);
+extern void RoOutboxOptions(FunctionCallInfo fcinfo, Batch *options);
+extern bool RoOutboxOpenFrame(Batch *batch, BatchItem *item, int i);
+extern bool RoOutboxOpenEnvelope(Batch *batch, BatchItem *item, int i);
+extern char *RoOutboxOtherType(Batch *batch, const char *type, int type_len);
 
 /* outcome.c */
-extern RoOutcome RoMaterializeOne(const RoEvent *event, const int32 *schema_id,
-								text **stored);
-extern bool RoMaterializeSameText(const text *a, const text *b);
-extern void RoMaterializeConflictReport(int elevel, const RoEvent *event,
-									  const text *stored, bool quarantined);
-extern void RoBatchResolveNotInserted(Batch *batch);
-extern void RoBatchReject(BatchItem *item, int sqlerrcode, const char *message,
-						const char *detail);
-extern char *RoBatchClip(const char *s);
+extern const char *RoOutcomeLabel(RoOutcome outcome);
+extern Datum RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome);
+extern RoOutcome RoOutcomeInsertOne(const RoEvent *event, const int32 *schema_id,
+								  text **stored);
+extern bool RoOutcomeSameText(const text *a, const text *b);
+extern void RoOutcomeConflictReport(int elevel, const RoEvent *event,
+								  const text *stored, bool quarantined);
+extern void RoOutcomeResolveNotInserted(Batch *batch);
+extern void RoOutcomeReject(BatchItem *item, int sqlerrcode, const char *message,
+						  const char *detail);
+extern char *RoOutcomeClip(const char *s);
 
 /* quarantine.c */
-extern void RoBatchQuarantine(Batch *batch);
+extern void RoQuarantineBatch(Batch *batch);
 
 /* positions.c */
-extern text *RoBatchGroupArgument(FunctionCallInfo fcinfo);
-extern void RoBatchCheckCoordinates(Batch *batch);
-extern void RoBatchRecordPositions(Batch *batch);
+extern text *RoPositionsGroupArgument(FunctionCallInfo fcinfo);
+extern void RoPositionsCheckCoordinates(Batch *batch);
+extern void RoPositionsRecord(Batch *batch);
 
 /* replay.c */
 extern RoOutcome RoReplayQuarantined(int64 id);

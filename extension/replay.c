@@ -124,9 +124,9 @@ RoReplayQuarantined(int64 id)
 							&event, &err))
 		RoEventReportError(&err, hint);
 
-	outcome = RoMaterializeOne(&event, framed ? &schema_id : NULL, &stored);
+	outcome = RoOutcomeInsertOne(&event, framed ? &schema_id : NULL, &stored);
 	if (outcome == RO_OUTCOME_CONFLICT)
-		RoMaterializeConflictReport(ERROR, &event, stored, false);
+		RoOutcomeConflictReport(ERROR, &event, stored, false);
 	RoStoreDeleteQuarantined(id, &event.order_id, outcome);
 
 	SPI_finish();

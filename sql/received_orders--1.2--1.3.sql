@@ -33,14 +33,16 @@ BEGIN
 	         WHERE c.relnamespace OPERATOR(pg_catalog.=) 'received_orders'::pg_catalog.regnamespace
 	           AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['quarantine_examples',
 	               'received_orders_consumer_groups_owner_idx', 'received_orders_position_gaps',
-	               'received_orders_position_gaps_open_key', 'position_gaps']::pg_catalog.name[])
+	               'received_orders_position_gaps_open_key', 'position_gaps',
+	               'feeder_errors']::pg_catalog.name[])
 	        UNION ALL
 	        SELECT pg_catalog.format('function received_orders.%I(%s)', p.proname,
 	                                 pg_catalog.pg_get_function_identity_arguments(p.oid))
 	          FROM pg_catalog.pg_proc p
 	         WHERE p.pronamespace OPERATOR(pg_catalog.=) 'received_orders'::pg_catalog.regnamespace
 	           AND p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['consumer_group_claim_check',
-	               'record_position_gap', 'accept_position_gap']::pg_catalog.name[])
+	               'record_position_gap', 'accept_position_gap', 'feeder_functions',
+	               'grant_feeder', 'revoke_feeder']::pg_catalog.name[])
 	        UNION ALL
 	        SELECT pg_catalog.format('column received_orders.received_orders_consumer_groups.%I', a.attname)
 	          FROM pg_catalog.pg_attribute a
@@ -736,3 +738,197 @@ COMMENT ON VIEW received_orders.position_gaps IS
 REVOKE ALL ON received_orders.position_gaps FROM PUBLIC;
 GRANT SELECT ON received_orders.position_gaps TO pg_monitor;
 -- end of section: position gaps --------------------------------------------
+
+-- ---------------------------------------------------------------------------
+-- grant_feeder and revoke_feeder: a feeder's rights in one statement.
+--
+-- A feeder's role needs USAGE on the schema and EXECUTE on eight functions
+-- (three forms of the batch function, its positions, its reports, its
+-- watermarks and gaps); written out that is some twenty lines of overloads,
+-- one of fifteen arguments, which a DBA gets wrong or leaves behind when a
+-- version adds one.  grant_feeder(role) grants exactly those, and
+-- revoke_feeder(role) takes them back; the list lives here, one place, and
+-- pgTAP 18_grant_feeder fails when a function of the schema is added that
+-- it has not classified as a feeder's or not.
+--
+-- A function rather than a role the extension creates: roles belong to the
+-- cluster, so CREATE EXTENSION in a second database would find the role
+-- already there, and DROP EXTENSION would leave it behind.
+--
+-- Both run with the caller's rights (SECURITY INVOKER): the grants are the
+-- caller's own statements, made only if the caller may make them.  They
+-- refuse (42501) a caller that is neither a superuser nor a member of the
+-- extension's owner, and EXECUTE on them is revoked from PUBLIC.  Granting
+-- twice changes nothing.  revoke_feeder leaves USAGE on the schema to a
+-- role that still holds another privilege in it (an application's
+-- materialize_order, say).
+-- ---------------------------------------------------------------------------
+
+-- The one list: every function a feeder calls, each form of the batch
+-- function it may use (plain, outbox, Schema Registry).
+CREATE FUNCTION received_orders.feeder_functions()
+RETURNS SETOF regprocedure
+LANGUAGE sql STABLE PARALLEL SAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT p::pg_catalog.regprocedure FROM pg_catalog.unnest(ARRAY[
+	'received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[])',
+	'received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[])',
+	'received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[], uuid[])',
+	'received_orders.consumer_positions(text, text)',
+	'received_orders.restart_position(text, text, integer, bigint, bigint)',
+	'received_orders.report_feeder(text, text, text, integer, text, timestamptz, text, text[], integer[], bigint[], text, timestamptz, interval, interval)',
+	'received_orders.record_high_watermarks(text, text, text[], integer[], bigint[])',
+	'received_orders.record_position_gap(text, text, integer, bigint, bigint, boolean)']::pg_catalog.text[]) AS p
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.feeder_functions() FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.feeder_functions() IS
+	'The functions a feeder calls, which grant_feeder() grants and revoke_feeder() revokes';
+
+CREATE FUNCTION received_orders.grant_feeder(feeder regrole)
+RETURNS SETOF regprocedure
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	f regprocedure;
+BEGIN
+	IF feeder IS NULL THEN
+		RAISE EXCEPTION 'feeder must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+	                WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER AND r.rolsuper)
+	   AND NOT pg_catalog.pg_has_role(CURRENT_USER,
+	           (SELECT e.extowner FROM pg_catalog.pg_extension e
+	             WHERE e.extname OPERATOR(pg_catalog.=) 'received_orders'), 'MEMBER') THEN
+		RAISE EXCEPTION 'permission denied to grant a feeder''s privileges'
+			USING ERRCODE = 'insufficient_privilege',
+			      DETAIL = pg_catalog.format('Role %s is neither a superuser nor a member of the extension''s owner.',
+			                                 pg_catalog.quote_ident(CURRENT_USER::text)),
+			      HINT = 'A superuser runs it: SELECT received_orders.grant_feeder(''ROLE'');';
+	END IF;
+
+	EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA received_orders TO %s', feeder);
+	FOR f IN SELECT received_orders.feeder_functions()
+	LOOP
+		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', f, feeder);
+		RETURN NEXT f;
+	END LOOP;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.grant_feeder(regrole) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.grant_feeder(regrole) IS
+	'Grant a feeder''s role what the feeder calls and nothing more: USAGE on the schema, EXECUTE on the batch function''s three forms with a consumer group, consumer_positions(text, text), restart_position, report_feeder, record_high_watermarks and record_position_gap; superusers and the extension''s owner only; returns the functions granted';
+
+CREATE FUNCTION received_orders.revoke_feeder(feeder regrole)
+RETURNS SETOF regprocedure
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	f regprocedure;
+	others bigint;
+BEGIN
+	IF feeder IS NULL THEN
+		RAISE EXCEPTION 'feeder must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+	                WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER AND r.rolsuper)
+	   AND NOT pg_catalog.pg_has_role(CURRENT_USER,
+	           (SELECT e.extowner FROM pg_catalog.pg_extension e
+	             WHERE e.extname OPERATOR(pg_catalog.=) 'received_orders'), 'MEMBER') THEN
+		RAISE EXCEPTION 'permission denied to revoke a feeder''s privileges'
+			USING ERRCODE = 'insufficient_privilege',
+			      DETAIL = pg_catalog.format('Role %s is neither a superuser nor a member of the extension''s owner.',
+			                                 pg_catalog.quote_ident(CURRENT_USER::text)),
+			      HINT = 'A superuser runs it: SELECT received_orders.revoke_feeder(''ROLE'');';
+	END IF;
+
+	FOR f IN SELECT received_orders.feeder_functions() LOOP
+		EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %s FROM %s', f, feeder);
+		RETURN NEXT f;
+	END LOOP;
+	-- USAGE stays when the role holds another privilege in the schema
+	SELECT pg_catalog.count(*) INTO others
+	  FROM (SELECT p.proacl AS acl FROM pg_catalog.pg_proc p
+	         WHERE p.pronamespace OPERATOR(pg_catalog.=) 'received_orders'::pg_catalog.regnamespace
+	        UNION ALL
+	        SELECT c.relacl FROM pg_catalog.pg_class c
+	         WHERE c.relnamespace OPERATOR(pg_catalog.=) 'received_orders'::pg_catalog.regnamespace) o,
+	       pg_catalog.aclexplode(o.acl) a
+	 WHERE a.grantee OPERATOR(pg_catalog.=) feeder::pg_catalog.oid;
+	IF others OPERATOR(pg_catalog.=) 0 THEN
+		EXECUTE pg_catalog.format('REVOKE USAGE ON SCHEMA received_orders FROM %s', feeder);
+	ELSE
+		RAISE NOTICE 'role % keeps USAGE on schema received_orders: it holds % other privileges in it',
+			feeder, others;
+	END IF;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.revoke_feeder(regrole) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.revoke_feeder(regrole) IS
+	'Revoke what grant_feeder() granted: EXECUTE on the functions a feeder calls, and USAGE on the schema unless the role holds another privilege in it; superusers and the extension''s owner only; returns the functions revoked';
+-- end of section: grant_feeder, revoke_feeder -------------------------------
+
+-- ---------------------------------------------------------------------------
+-- feeders without error text; feeder_errors for the DBA.
+--
+-- A feeder reports its last error as it logged it, and an error quotes what
+-- it was about: the database's "invalid input syntax for type uuid:
+-- "..."" quotes a value of the message, a conflict quotes an order's
+-- externalReference.  The view feeders, which pg_monitor reads, showed that
+-- text whole.  Now its column last_error holds the error's class, by the
+-- rule of quarantine_summary: the text before its first double quote, with
+-- UUIDs and numbers masked, and "..." where the quoted part was.  The whole
+-- text is in the view feeder_errors, which no role but the owner reads
+-- unless a DBA grants it.  feeders keeps its columns (CREATE OR REPLACE:
+-- a DBA's view on it and pg_monitor's grant stay).
+-- ---------------------------------------------------------------------------
+
+CREATE OR REPLACE VIEW received_orders.feeders AS
+SELECT f.consumer_group, f.member_id, f.host, f.pid, f.version, f.started_at,
+       f.last_seen,
+       pg_catalog.date_trunc('second', pg_catalog.now() OPERATOR(pg_catalog.-) f.last_seen) AS last_seen_age,
+       f.state,
+       (f.state OPERATOR(pg_catalog.<>) 'stopped'
+        AND f.last_seen OPERATOR(pg_catalog.>) (pg_catalog.now()
+            OPERATOR(pg_catalog.-) (f.report_interval OPERATOR(pg_catalog.*) 3::double precision))) AS healthy,
+       pg_catalog.cardinality(f.kafka_partitions) AS assigned_partitions,
+       (SELECT pg_catalog.array_agg(t.kafka_topic OPERATOR(pg_catalog.||) ' ['
+                OPERATOR(pg_catalog.||) t.kafka_partition::text OPERATOR(pg_catalog.||) ']'
+                ORDER BY t.kafka_topic, t.kafka_partition)
+          FROM ROWS FROM (pg_catalog.unnest(f.kafka_topics), pg_catalog.unnest(f.kafka_partitions))
+               AS t (kafka_topic, kafka_partition)) AS partitions,
+       pg_catalog.regexp_replace(pg_catalog.regexp_replace(
+           pg_catalog.regexp_replace(f.last_error, '".*$', '"..."'),
+           '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}', '<uuid>', 'g'),
+           '[0-9]+', 'N', 'g') AS last_error,
+       f.last_error_at, f.report_interval
+  FROM received_orders.received_orders_feeders f;
+
+COMMENT ON VIEW received_orders.feeders IS
+	'Every feeder as it last reported itself: state, age of its last report, healthy (not stopped, reported within three report intervals), its partitions, the class of its last error (the text before its first double quote, UUIDs and numbers masked: no message text; the whole text is in feeder_errors) and when; pg_monitor reads it';
+COMMENT ON COLUMN received_orders.feeders.last_error IS
+	'The class of the feeder''s last error: its text before the first double quote, UUIDs and numbers masked; the whole text is in the view feeder_errors';
+
+CREATE VIEW received_orders.feeder_errors AS
+SELECT f.consumer_group, f.member_id, f.host, f.state, f.last_error, f.last_error_at
+  FROM received_orders.received_orders_feeders f
+ WHERE f.last_error IS NOT NULL;
+
+COMMENT ON VIEW received_orders.feeder_errors IS
+	'Each feeder''s last error as it reported it, whole; errors quote message text (values, externalReferences): only the owner reads it unless a DBA grants it';
+
+REVOKE ALL ON received_orders.feeder_errors FROM PUBLIC;
+-- end of section: feeders, feeder_errors ------------------------------------

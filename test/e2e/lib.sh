@@ -39,8 +39,10 @@ E2E_ROLE=
 E2E_PASSWORD=
 E2E_DSN=
 declare -A FEEDER_PIDS=()
-# the functions the feeder 1.3 calls, as regprocedure prints them: its role
-# is granted EXECUTE on these and on nothing else
+# the functions the feeder 1.3 calls, as regprocedure prints them (each
+# form of the batch function): received_orders.grant_feeder grants its role
+# EXECUTE on these and on nothing else, which e2e_role_is_least_privilege
+# checks
 E2E_FEEDER_FUNCTIONS=(
 	'received_orders.consumer_positions(text,text)'
 	'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])'
@@ -48,14 +50,17 @@ E2E_FEEDER_FUNCTIONS=(
 	'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)'
 	'received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])'
 	'received_orders.record_position_gap(text,text,integer,bigint,bigint,boolean)'
+	'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])'
+	'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])'
 )
 # the outbox form of the batch function, which a feeder with --envelope or
-# --event-type calls: a suite running one grants it to the feeder's role
+# --event-type calls (grant_feeder grants it; a suite granting it again
+# changes nothing)
 # shellcheck disable=SC2034 # used by the suites
 E2E_OUTBOX_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])'
 # functions the feeder's role must not be able to execute (operators' tools,
 # the adoption's, 1.0's batch function without a group, the single-event and
-# replay ones)
+# replay ones, grant_feeder's)
 E2E_NOT_FEEDER_FUNCTIONS=(
 	'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])'
 	'received_orders.materialize_order(jsonb)'
@@ -67,6 +72,9 @@ E2E_NOT_FEEDER_FUNCTIONS=(
 	'received_orders.check_consumer_group(text,text)'
 	'received_orders.consumer_positions(text)'
 	'received_orders.accept_position_gap(text,text,integer)'
+	'received_orders.grant_feeder(regrole)'
+	'received_orders.revoke_feeder(regrole)'
+	'received_orders.feeder_functions()'
 )
 
 # ---------------------------------------------------------------- TAP
@@ -114,9 +122,9 @@ sql() {
 # e2e_setup_db — the suite's own database on the harness's cluster (or a
 # private one when the suite runs alone, or the one the suite pg_start'ed),
 # with the extension, the role the feeder logs in as and the feeder's DSN.
-# The role gets what the feeder 1.2 needs and nothing else: LOGIN, USAGE on
-# the schema, EXECUTE on the batch function with a consumer group,
-# consumer_positions and restart_position (see E2E_FEEDER_FUNCTIONS)
+# The role gets LOGIN and what received_orders.grant_feeder grants, as the
+# README says: USAGE on the schema and EXECUTE on the functions a feeder
+# calls (see E2E_FEEDER_FUNCTIONS)
 e2e_setup_db() {
 	pg_ensure_cluster >&2 || return 1
 	E2E_DB="ro_e2e_${E2E_NAME//[^a-zA-Z0-9]/_}"
@@ -125,14 +133,11 @@ e2e_setup_db() {
 	dropdb --if-exists "$E2E_DB" >/dev/null 2>&1
 	pg_createdb "$E2E_DB" received_orders || return 1
 	psql -X -q -v ON_ERROR_STOP=1 -d "$E2E_DB" \
-		-v role="$E2E_ROLE" -v pw="$E2E_PASSWORD" \
-		-v functions="$(IFS='|' && echo "${E2E_FEEDER_FUNCTIONS[*]}")" <<-'EOF' || return 1
+		-v role="$E2E_ROLE" -v pw="$E2E_PASSWORD" <<-'EOF' || return 1
 		SELECT format('CREATE ROLE %I LOGIN PASSWORD %L', :'role', :'pw')
 		 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'role') \gexec
 		SELECT format('ALTER ROLE %I LOGIN PASSWORD %L', :'role', :'pw') \gexec
-		SELECT format('GRANT USAGE ON SCHEMA received_orders TO %I', :'role') \gexec
-		SELECT format('GRANT EXECUTE ON FUNCTION %s TO %I', f, :'role')
-		  FROM unnest(string_to_array(:'functions', '|')) AS f \gexec
+		SELECT count(*) FROM received_orders.grant_feeder(quote_ident(:'role')::regrole) \g /dev/null
 	EOF
 	E2E_DSN="host=$PGHOST port=$PGPORT dbname=$E2E_DB user=$E2E_ROLE password=$E2E_PASSWORD"
 }
@@ -148,7 +153,7 @@ rows_at_least() {
 }
 
 # e2e_role_is_least_privilege — what the feeder's role can do is exactly
-# what the feeder 1.2 needs: no privilege on any table or sequence of the
+# what the feeder 1.3 needs: no privilege on any table or sequence of the
 # schema (the positions table included), EXECUTE granted explicitly on the
 # functions of E2E_FEEDER_FUNCTIONS and able to execute no other function of
 # the schema (through PUBLIC or otherwise: not 1.0's batch function, not

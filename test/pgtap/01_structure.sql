@@ -35,8 +35,8 @@ SELECT tables_are('received_orders',
 	      'received_orders_position_gaps']::name[],
 	'schema received_orders holds exactly the tables received_orders, received_orders_quarantine, received_orders_positions, received_orders_consumer_groups, received_orders_feeders, received_orders_replays (1.2, 15_replays_counted.sql), received_orders_position_gaps (1.3, 17_position_gaps.sql)');
 SELECT views_are('received_orders',
-	ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'quarantine_examples', 'position_gaps']::name[],
-	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (14_status.sql), quarantine_examples (16_hostile_roles.sql) and position_gaps (17_position_gaps.sql)');
+	ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'quarantine_examples', 'position_gaps', 'feeder_errors']::name[],
+	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary (14_status.sql), quarantine_examples (16_hostile_roles.sql), position_gaps (17_position_gaps.sql) and feeder_errors (19_feeder_errors.sql)');
 
 -- Table received_orders ------------------------------------------------------
 
@@ -143,7 +143,9 @@ SELECT is(
 	      'received_orders.consumer_group_claim_check()',
 	      'received_orders.consumer_positions(text)',
 	      'received_orders.consumer_positions(text,text)',
+	      'received_orders.feeder_functions()',
 	      'received_orders.forget_consumer_positions(text,text)',
+	      'received_orders.grant_feeder(regrole)',
 	      'received_orders.materialize_order(jsonb)',
 	      'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])',
 	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])',
@@ -154,9 +156,10 @@ SELECT is(
 	      'received_orders.replay_quarantined(bigint)',
 	      'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)',
 	      'received_orders.restart_position(text,text,integer,bigint,bigint)',
+	      'received_orders.revoke_feeder(regrole)',
 	      'received_orders.set_consumer_group_owner(text,name)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the nineteen functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap and accept_position_gap of 1.3)');
+	'schema received_orders holds exactly the twenty-two functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap, accept_position_gap, feeder_functions, grant_feeder and revoke_feeder of 1.3)');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

@@ -49,8 +49,8 @@ SELECT col_type_is('received_orders', 'received_orders_positions', 'high_waterma
 	'received_orders_positions.high_watermark_at is timestamptz');
 SELECT col_type_is('received_orders', 'received_orders_positions', 'member_id', 'text',
 	'received_orders_positions.member_id is text');
-SELECT views_are('received_orders', ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'quarantine_examples', 'position_gaps']::name[],
-	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary, quarantine_examples and position_gaps');
+SELECT views_are('received_orders', ARRAY['feeders', 'consumer_lag', 'quarantine_summary', 'quarantine_examples', 'position_gaps', 'feeder_errors']::name[],
+	'schema received_orders holds exactly the views feeders, consumer_lag, quarantine_summary, quarantine_examples, position_gaps and feeder_errors');
 SELECT has_function('received_orders', 'report_feeder',
 	ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'text', 'text[]',
 	      'integer[]', 'bigint[]', 'text', 'timestamp with time zone', 'interval', 'interval'],

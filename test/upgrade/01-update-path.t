@@ -214,13 +214,19 @@ missing_objects() {
 			('received_orders.report_feeder(text,text,text,integer,text,timestamptz,text,text[],integer[],bigint[],text,timestamptz,interval,interval)', '1.2'),
 			('received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])', '1.2'),
 			('received_orders.record_position_gap(text,text,integer,bigint,bigint,boolean)', '1.3'),
-			('received_orders.accept_position_gap(text,text,integer)', '1.3');
+			('received_orders.accept_position_gap(text,text,integer)', '1.3'),
+			('received_orders.feeder_functions()', '1.3'),
+			('received_orders.grant_feeder(regrole)', '1.3'),
+			('received_orders.revoke_feeder(regrole)', '1.3');
 		-- views, readable by pg_monitor (and not by PUBLIC)
 		CREATE TEMP VIEW want_views(rel, since) AS VALUES
 			('received_orders.feeders', '1.2'),
 			('received_orders.consumer_lag', '1.2'),
 			('received_orders.quarantine_summary', '1.2'),
 			('received_orders.position_gaps', '1.3');
+		CREATE TEMP VIEW want_private_views(rel, since) AS VALUES
+			('received_orders.quarantine_examples', '1.3'),
+			('received_orders.feeder_errors', '1.3');
 		CREATE TEMP VIEW want_dumped(rel, since) AS VALUES
 			('received_orders.received_orders', '1.0'),
 			('received_orders.received_orders_quarantine', '1.0'),
@@ -235,7 +241,8 @@ missing_objects() {
 				SELECT since FROM want_columns UNION SELECT since FROM want_defaults
 				UNION SELECT since FROM want_keys UNION SELECT since FROM want_checks
 				UNION SELECT since FROM want_labels UNION SELECT since FROM want_functions
-				UNION SELECT since FROM want_dumped UNION SELECT since FROM want_views) v
+				UNION SELECT since FROM want_dumped UNION SELECT since FROM want_views
+				UNION SELECT since FROM want_private_views) v
 			 WHERE string_to_array(v.since, '.')::int[] <= string_to_array(:'version', '.')::int[];
 		SELECT 'column ' || tab || '.' || col || ' ' || typ || CASE WHEN not_null THEN ' NOT NULL' ELSE '' END
 		  FROM want_columns w JOIN in_version USING (since)
@@ -291,6 +298,12 @@ missing_objects() {
 		    OR NOT has_table_privilege('pg_monitor', to_regclass(rel), 'SELECT')
 		    OR has_table_privilege('public', to_regclass(rel), 'SELECT')
 		UNION ALL
+		SELECT 'view ' || rel || ' readable by neither pg_monitor nor PUBLIC'
+		  FROM want_private_views JOIN in_version USING (since)
+		 WHERE to_regclass(rel) IS NULL
+		    OR has_table_privilege('pg_monitor', to_regclass(rel), 'SELECT')
+		    OR has_table_privilege('public', to_regclass(rel), 'SELECT')
+		UNION ALL
 		SELECT 'setting received_orders.max_event_bytes = 1048576'
 		 WHERE NOT EXISTS (SELECT FROM pg_settings
 		                    WHERE name = 'received_orders.max_event_bytes' AND setting = '1048576')
@@ -300,16 +313,21 @@ missing_objects() {
 
 # insecure_functions DB — one line per extension function that is not
 # SECURITY DEFINER with search_path pinned to pg_catalog, pg_temp, or that
-# PUBLIC may execute; empty if none
+# PUBLIC may execute; empty if none.  grant_feeder and revoke_feeder are the
+# exceptions: their GRANTs must be the caller's, so they must NOT be
+# SECURITY DEFINER
 insecure_functions() {
 	problems "$1" <<<"SELECT p.oid::regprocedure::text || ': ' || concat_ws(', ',
-			CASE WHEN NOT p.prosecdef THEN 'not SECURITY DEFINER' END,
+			CASE WHEN p.prosecdef AND p.oid = ANY (invoker.f) THEN 'SECURITY DEFINER'
+			     WHEN NOT p.prosecdef AND p.oid <> ALL (invoker.f) THEN 'not SECURITY DEFINER' END,
 			CASE WHEN p.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']
 			     THEN 'search_path ' || coalesce(array_to_string(p.proconfig, ' '), 'not set') END,
 			CASE WHEN has_function_privilege('public', p.oid, 'EXECUTE') THEN 'PUBLIC may execute' END)
-		FROM pg_proc p
+		FROM pg_proc p,
+		     (SELECT array_remove(ARRAY[to_regprocedure('received_orders.grant_feeder(regrole)'),
+		                                to_regprocedure('received_orders.revoke_feeder(regrole)')]::oid[], NULL) AS f) invoker
 		WHERE p.pronamespace = 'received_orders'::regnamespace
-		  AND (NOT p.prosecdef
+		  AND (p.prosecdef = (p.oid = ANY (invoker.f))
 		       OR p.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']
 		       OR has_function_privilege('public', p.oid, 'EXECUTE'))
 		ORDER BY 1"
