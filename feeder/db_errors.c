@@ -325,7 +325,7 @@ db_fatal_hint(const char *s)
 	if (strcmp(s, "3F000") == 0 || strcmp(s, "42883") == 0)
 		return "install the extension in this database as a superuser: CREATE EXTENSION received_orders (or update it to this feeder's version: ALTER EXTENSION received_orders UPDATE)";
 	if (strcmp(s, "42501") == 0)
-		return "GRANT USAGE ON SCHEMA received_orders and EXECUTE ON FUNCTION received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]), received_orders.consumer_positions(text, text), received_orders.restart_position(text, text, integer, bigint, bigint) to the feeder's role (and CONNECT on the database); if the consumer group belongs to another role, use another --group or have a superuser run received_orders.set_consumer_group_owner()";
+		return "as a superuser, grant the feeder's role what a feeder calls: SELECT received_orders.grant_feeder('ROLE') (extension 1.3 or later; the GRANT statements it runs are in docs/reference.md), and CONNECT on the database; if the consumer group belongs to another role, use another --group or have a superuser run received_orders.set_consumer_group_owner()";
 	if (strcmp(s, "55000") == 0)
 		return "the consumer group's positions were taken on another Kafka cluster: point the feeder at that cluster, or, if the group really moved, forget its positions with received_orders.forget_consumer_positions(group), or use another --group";
 	if (strcmp(s, "42P10") == 0)

@@ -102,8 +102,8 @@ db_check_function(PGconn *conn, const char *signature, const char *grants,
 		snprintf(msg, sizeof(msg), "permission denied for schema %s: role %s lacks USAGE",
 				 DB_SCHEMA_NAME, role);
 		snprintf(hint, sizeof(hint),
-				 "GRANT USAGE ON SCHEMA %s TO %s; and, unless granted already, GRANT EXECUTE ON FUNCTION %s TO %s",
-				 DB_SCHEMA_NAME, role, grants, role);
+				 "as a superuser: SELECT %s.grant_feeder('%s') (extension 1.3 or later), or GRANT USAGE ON SCHEMA %s TO %s; and, unless granted already, GRANT EXECUTE ON FUNCTION %s TO %s",
+				 DB_SCHEMA_NAME, role, DB_SCHEMA_NAME, role, grants, role);
 		cls = db_privilege_fatal(err, "42501", msg, hint);
 	}
 	else if (!db_is_true(res, 3))
@@ -118,7 +118,9 @@ db_check_function(PGconn *conn, const char *signature, const char *grants,
 	{
 		snprintf(msg, sizeof(msg), "permission denied for function %s: role %s lacks EXECUTE",
 				 signature, role);
-		snprintf(hint, sizeof(hint), "GRANT EXECUTE ON FUNCTION %s TO %s", grants, role);
+		snprintf(hint, sizeof(hint),
+				 "as a superuser: SELECT %s.grant_feeder('%s') (extension 1.3 or later), or GRANT EXECUTE ON FUNCTION %s TO %s",
+				 DB_SCHEMA_NAME, role, grants, role);
 		cls = db_privilege_fatal(err, "42501", msg, hint);
 	}
 	PQclear(res);

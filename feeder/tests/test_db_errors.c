@@ -88,7 +88,8 @@ test_positions_refused(void **state)
 	assert_false(db_positions_refused(NULL));
 	assert_int_equal(db_classify_sqlstate("55000"), DB_ERR_OTHER);
 	assert_non_null(strstr(db_fatal_hint("55000"), "forget_consumer_positions"));
-	assert_non_null(strstr(db_fatal_hint("42501"), "consumer_positions(text, text)"));
+	assert_non_null(strstr(db_fatal_hint("42501"), "received_orders.grant_feeder("));
+	assert_non_null(strstr(db_fatal_hint("42501"), "set_consumer_group_owner"));
 }
 
 /* Everything else is "other", including near misses of the lists. */
