@@ -55,9 +55,10 @@ static void BatchInsertByHalves(Batch *batch, int start, int end);
 /*
  * RoBatchRun
  *		The batch function itself, for every signature: the five message
- *		arrays start at argument first_arg; consumer_group is NULL for 1.0's;
- *		options (envelope and event type, then the two header arrays after
- *		the five message arrays) only for the outbox form.
+ *		arrays start at argument first_arg; consumer_group is NULL for the
+ *		form without one; options (envelope and event type, then the two
+ *		header arrays after the five message arrays) only for the outbox
+ *		form.
  */
 Datum
 RoBatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
@@ -212,7 +213,10 @@ RoBatchRun(FunctionCallInfo fcinfo, int first_arg, text *consumer_group,
 		values[0] = Int32GetDatum(item->position);
 		values[1] = UUIDPGetDatum(&item->event.order_id);
 		nulls[1] = !item->has_order_id;
-		/* labels looked up on use: 1.0's enum has no 'skipped' */
+		/*
+		 * labels looked up on use: an installation not yet updated
+		 * (ALTER EXTENSION ... UPDATE) may have no 'skipped'
+		 */
 		if (!outcome_ready[item->outcome])
 		{
 			outcomes[item->outcome] = RoOutcomeGetDatum(outcome_type,

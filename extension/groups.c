@@ -76,8 +76,8 @@ check_consumer_group(PG_FUNCTION_ARGS)
  *		Raise unless the calling role may use the consumer group (claiming
  *		it when it has no owner) and, with a cluster id, unless the group's
  *		positions were taken on that Kafka cluster (recording it when none
- *		is recorded).  An installation before 1.2 has no groups: nothing to
- *		check there.  The caller is connected to SPI.
+ *		is recorded).  An installation not yet updated to consumer groups
+ *		has none: nothing to check there.  The caller is connected to SPI.
  */
 void
 RoGroupCheck(text *consumer_group, text *cluster_id)
@@ -96,9 +96,9 @@ RoGroupCheck(text *consumer_group, text *cluster_id)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a Kafka cluster id has 1 to %d bytes", RO_MAX_GROUP_BYTES)));
 	/*
-	 * A 1.1 installation (this library installed, ALTER EXTENSION ...
-	 * UPDATE not run yet) has no groups: 1.1's rule holds until the update,
-	 * which enters its groups unclaimed.
+	 * An installation older than this library (ALTER EXTENSION ... UPDATE
+	 * not run yet) has no groups: positions belong to no role until the
+	 * update, which enters its groups unclaimed.
 	 */
 	if (!RoStoreHasGroups())
 		return;

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * materialize.c
- *	  SQL entry points: materialize_order, materialize_orders (1.0's, and
- *	  1.1's with a consumer group, which also records positions, the outbox
- *	  form and the Schema Registry form) and replay_quarantined.
+ *	  SQL entry points: materialize_order, materialize_orders (plain, with
+ *	  a consumer group, which also records positions, the outbox form and
+ *	  the Schema Registry form) and replay_quarantined.
  *
  * Each entry point reads its arguments and hands the work on.  A batch
  * goes, in order, through:
@@ -99,10 +99,10 @@ materialize_orders(PG_FUNCTION_ARGS)
  *					  kafka_offsets bigint[], kafka_keys bytea[])
  *		RETURNS TABLE(position, order_id, outcome, sqlstate, message)
  *
- * The batch function of 1.1: as above, and in the same transaction the next
- * offset of every (topic, partition) of the batch is recorded for the
- * consumer group, never moving backwards.  Every element must therefore
- * carry its coordinates.  A NULL value is skipped (outcome skipped): a
+ * The batch function with a consumer group: as above, and in the same
+ * transaction the next offset of every (topic, partition) of the batch is
+ * recorded for the consumer group, never moving backwards.  Every element
+ * must therefore carry its coordinates.  A NULL value is skipped (outcome skipped): a
  * tombstone is acknowledged by its position, not quarantined.
  */
 Datum
@@ -150,7 +150,7 @@ materialize_orders_enveloped(PG_FUNCTION_ARGS)
  *					  decode_errors text[], value_schema_guids uuid[])
  *		RETURNS TABLE(position, order_id, outcome, sqlstate, message)
  *
- * The Schema Registry form (1.2): as the outbox form, for values framed by
+ * The Schema Registry form: as the outbox form, for values framed by
  * a Schema Registry serializer (frame.c).  An element's event is its
  * decoded_values element (the feeder decoded an Avro value), or the JSON
  * after the frame (a JSON Schema value); an element with a decode_errors
@@ -176,7 +176,7 @@ materialize_orders_framed(PG_FUNCTION_ARGS)
 /*
  * replay_quarantined(id bigint) RETURNS materialize_outcome
  *		Re-validate a quarantined message, materialize it and remove it from
- *		the quarantine (since 1.2 recording the replay).
+ *		the quarantine, recording the replay.
  *
  * It returns inserted or duplicate.  A message still invalid raises its
  * validation error and one still conflicting raises unique_violation; then

@@ -4,14 +4,14 @@
  *	  The outbox forms of the batch function: their options, and each value
  *	  opened before the validator (its frame, its event type, its envelope).
  *
- * The outbox form (1.1, eleven arguments) also takes how a relay wrapped the
+ * The outbox form (eleven arguments) also takes how a relay wrapped the
  * events (envelope.c) and which event type to materialize: a message of
  * another type is skipped (its offset counts, nothing is stored), one whose
  * type cannot be told or whose envelope is broken is rejected and
  * quarantined as received, with its envelope and the headers that
  * identified it, so that replay_quarantined can open it the same way.
  *
- * The Schema Registry form (1.2, fifteen arguments) also takes what the
+ * The Schema Registry form (fifteen arguments) also takes what the
  * feeder decoded of each value framed by a Schema Registry serializer
  * (frame.c), or of an unframed value whose schema a __value_schema_id
  * header named by GUID; the quarantine keeps the bytes as received with

@@ -4,7 +4,7 @@
  *	  A consumer group's positions, advanced by the batch that consumed
  *	  the messages.
  *
- * Given a consumer group (1.1), the batch function also records, in the
+ * Given a consumer group, the batch function also records, in the
  * caller's transaction, the next offset of every (topic, partition) in the
  * batch: the database then knows how far the group got, in the same commit
  * as the rows.  A NULL value (a tombstone) is then skipped: it is not an
@@ -30,7 +30,8 @@ static int	PositionsLastOfPartitionsSorted(Batch *batch, int *last);
 
 /*
  * RoPositionsGroupArgument
- *		The consumer group of the 1.1 forms, with the coordinates it needs.
+ *		The consumer group of the forms that take one, with the coordinates
+ *		it needs.
  */
 text *
 RoPositionsGroupArgument(FunctionCallInfo fcinfo)

@@ -82,7 +82,7 @@ typedef enum RoOutcome
 	RO_OUTCOME_DUPLICATE,
 	RO_OUTCOME_CONFLICT,
 	RO_OUTCOME_REJECTED,
-	RO_OUTCOME_SKIPPED			/* since 1.1: no value, position recorded */
+	RO_OUTCOME_SKIPPED			/* no value, position recorded */
 } RoOutcome;
 
 #define RO_OUTCOME_COUNT 5
@@ -157,7 +157,7 @@ typedef struct BatchItem
 typedef struct Batch
 {
 	int			count;
-	text	   *consumer_group; /* NULL: 1.0's function, no positions */
+	text	   *consumer_group; /* NULL: no group, no positions */
 	BatchItem  *items;
 	BatchItem **candidates;		/* valid events sorted by order_id */
 	int			ncandidates;

@@ -7,8 +7,8 @@
  * The message is opened as the batch function opened it, in its Schema
  * Registry frame (frame.c) and its envelope (envelope.c), validated by the
  * one validator (event.c) and materialized like one event (outcome.c);
- * only then is its quarantine row deleted, leaving (since 1.2) a record of
- * the replay that quarantine_summary counts (store.c).  Whatever fails
+ * only then is its quarantine row deleted, leaving a record of the replay
+ * that quarantine_summary counts (store.c).  Whatever fails
  * raises, with a hint saying what to repair, and nothing changes.
  *
  *-------------------------------------------------------------------------
@@ -75,7 +75,7 @@ RoReplayQuarantined(int64 id)
 	len = VARSIZE_ANY_EXHDR(raw_value);
 
 	/*
-	 * A value framed by a Schema Registry serializer (1.2): its JSON after
+	 * A value framed by a Schema Registry serializer: its JSON after
 	 * the frame, and the stored row records its schema id as the batch
 	 * function's would.  A backend cannot fetch an Avro schema: such a row
 	 * replays once an operator put the event's JSON in raw_value

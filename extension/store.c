@@ -41,10 +41,10 @@ typedef struct StorePlan
 } StorePlan;
 
 /*
- * Since 1.2 a row stored from a value framed by a Schema Registry serializer
- * records its schema id (value_schema_id, $4): its own statements, so that a
- * JSON value's insert stays the statement it was (and serves a 1.1
- * installation, which has no such column, until ALTER EXTENSION ... UPDATE).
+ * A row stored from a value framed by a Schema Registry serializer records
+ * its schema id (value_schema_id, $4): its own statements, so that a JSON
+ * value's insert names no such column and serves an installation not yet
+ * updated to have it (until ALTER EXTENSION ... UPDATE).
  */
 #define STORE_INSERT_ONE(extra_column, extra_value) \
 	"INSERT INTO " RO_SCHEMA ".received_orders" \
@@ -97,11 +97,12 @@ static StorePlan lookup_many_plan = {
 };
 
 /*
- * Since 1.1 a quarantine row is unique on its coordinates and the digest of
- * the whole message (key and value, NULL told from empty), and a key or value
- * larger than received_orders.max_event_bytes ($10) keeps only its first
+ * A quarantine row is unique on its coordinates and the digest of the whole
+ * message (key and value, NULL told from empty), and a key or value larger
+ * than received_orders.max_event_bytes ($10) keeps only its first
  * RO_QUARANTINE_PREFIX_BYTES, with its length.  The digest's formula is the
- * one of the 1.0--1.1 update script, which fills it for 1.0's rows.
+ * one of the 1.0--1.1 update script, which fills it for the rows stored
+ * before the quarantine had a digest.
  */
 #define STORE_PREFIX(n) \
 	"CASE WHEN pg_catalog.length($" #n ") OPERATOR(pg_catalog.>) $10" \
@@ -134,7 +135,7 @@ static StorePlan quarantine_plan = {
 };
 
 /*
- * Since 1.2, for the Schema Registry form: a framed value's Schema Registry
+ * For the Schema Registry form: a framed value's Schema Registry
  * id ($13), or the GUID a __value_schema_id header named ($14).
  */
 static StorePlan quarantine_framed_plan = {
@@ -143,7 +144,10 @@ static StorePlan quarantine_framed_plan = {
 	TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, INT4OID, UUIDOID}
 };
 
-/* 1.0's quarantine (a 1.1 library before ALTER EXTENSION ... UPDATE). */
+/*
+ * A quarantine without message_digest (an installation not yet updated to
+ * this library's schema: until ALTER EXTENSION ... UPDATE).
+ */
 static StorePlan quarantine_1_0_plan = {
 	"INSERT INTO " RO_SCHEMA ".received_orders_quarantine"
 	" (kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,"
@@ -186,7 +190,7 @@ static StorePlan fetch_quarantined_1_0_plan = {
 };
 
 /*
- * Since 1.2: the Schema Registry id of a quarantined framed value, or the
+ * The Schema Registry id of a quarantined framed value, or the
  * GUID of a value a header named.
  */
 static StorePlan fetch_quarantined_schema_plan = {
@@ -203,7 +207,7 @@ static StorePlan delete_quarantined_plan = {
 };
 
 /*
- * Since 1.2: the quarantine row of a replayed message leaves a record of the
+ * The quarantine row of a replayed message leaves a record of the
  * replay ($2 the order, $3 the replay's outcome) in the same statement.
  */
 static StorePlan replay_quarantined_plan = {
@@ -656,9 +660,9 @@ StoreHasColumn(const char *relname, const char *column)
 
 /*
  * StoreQuarantineHasDigest
- *		Whether the installed quarantine is 1.1's (message_digest), not
- *		1.0's: a 1.1 library serves a 1.0 installation until ALTER
- *		EXTENSION ... UPDATE.  Asked on every use (a syscache lookup), since
+ *		Whether the installed quarantine has message_digest: a library
+ *		newer than the installed extension serves the older schema until
+ *		ALTER EXTENSION ... UPDATE.  Asked on every use (a syscache lookup), since
  *		the update may happen while a backend lives.
  */
 static bool
@@ -705,7 +709,7 @@ RoStoreFetchQuarantined(int64 id, bytea **raw_value, int64 *received_bytes,
  *		value framed by a Schema Registry serializer), *schema_guid its
  *		value_schema_guid as text (a value a __value_schema_id header named;
  *		NULL if none).  False when it records neither, or the installed
- *		quarantine predates 1.2.
+ *		quarantine has no schema columns (an installation not yet updated).
  */
 bool
 RoStoreFetchQuarantinedSchema(int64 id, int32 *schema_id, bool *has_schema_id,
@@ -736,11 +740,11 @@ RoStoreFetchQuarantinedSchema(int64 id, int32 *schema_id, bool *has_schema_id,
 /*
  * RoStoreDeleteQuarantined
  *		Remove a quarantine row once its message is materialized as order_id
- *		with outcome replayed_as (inserted or duplicate); since 1.2 the row
- *		leaves a record of the replay in received_orders_replays, which the
- *		view quarantine_summary counts.  A 1.2 library serves a 1.1
- *		installation until ALTER EXTENSION ... UPDATE: then the row is only
- *		removed.
+ *		with outcome replayed_as (inserted or duplicate); the row leaves a
+ *		record of the replay in received_orders_replays, which the view
+ *		quarantine_summary counts.  An installation not yet updated to have
+ *		that table (a library newer than the installed extension, until
+ *		ALTER EXTENSION ... UPDATE) only has the row removed.
  */
 void
 RoStoreDeleteQuarantined(int64 id, const pg_uuid_t *order_id,
@@ -804,10 +808,10 @@ RoStoreInsertsSuppressible(void)
 
 /*
  * RoStoreHasGroups
- *		Whether the installed extension has consumer groups (1.2's
- *		received_orders_consumer_groups): a 1.2 library serves a 1.1
- *		installation until ALTER EXTENSION ... UPDATE, whose batch function
- *		must keep working meanwhile.  Asked on every use (a syscache lookup),
+ *		Whether the installed extension has consumer groups
+ *		(received_orders_consumer_groups): a library newer than the
+ *		installed extension serves the older schema until ALTER EXTENSION
+ *		... UPDATE, and its batch function must keep working meanwhile.  Asked on every use (a syscache lookup),
  *		since the update may happen while a backend lives.
  */
 bool
