@@ -6,7 +6,7 @@
  *
  * The feeder starts a partition the database has no position of at its
  * earliest offset (positions.c): Kafka's committed offset never starts a
- * partition.  After the upgrade from 1.0, whose feeder kept its progress in
+ * partition.  After an upgrade from a feeder that kept its progress in
  * Kafka only, that would read every topic again from the start (safe, the
  * batch function absorbs the duplicates, but slow).  This one-shot command
  * is the explicit way to avoid it: for every partition of every --topic, the

@@ -6,7 +6,7 @@
  *
  * A batch is BEGIN; its statement_timeout and lock_timeout (set_config,
  * local to the transaction); EXECUTE of the statement prepared once per
- * connection; record_high_watermarks of the batch's partitions (1.2, when
+ * connection; record_high_watermarks of the batch's partitions (when
  * the role may: db_check_watermarks); COMMIT, sent together in libpq's
  * pipeline mode and followed by one sync
  * point, so that a batch costs one round trip instead of three.  The
@@ -203,8 +203,8 @@ static void db_check_watermarks(db_conn *db);
 
 /*
  * db_form_sql, db_form_types, db_form_nparams, db_form_signature
- *		The batch statement of this connection's form: 1.1's, the outbox
- *		form, or the Schema Registry form.
+ *		The batch statement of this connection's form: the one with a
+ *		consumer group, the outbox form, or the Schema Registry form.
  */
 static const char *
 db_form_sql(const db_conn *db)
@@ -1014,10 +1014,11 @@ static const char *const db_stage_names[DB_NSTAGES] = {
 
 /*
  * The batch's partitions' high watermarks, recorded with their positions
- * (extension 1.2, for the view consumer_lag): one more statement in the
- * pipeline, no round trip more.  Sent only when the session's role may
- * execute it (checked at connection: a missing grant or a 1.1 extension
- * leaves it out, logged once, instead of failing batches).
+ * (for the view consumer_lag): one more statement in the pipeline, no
+ * round trip more.  Sent only when the session's role may execute it
+ * (checked at connection: a missing grant or an extension without
+ * record_high_watermarks leaves it out, logged once, instead of failing
+ * batches).
  */
 #define DB_WATERMARKS_SIGNATURE \
 	"received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])"

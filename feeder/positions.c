@@ -20,9 +20,9 @@
  *	  as duplicates.  The one way to start from Kafka's committed offsets
  *	  is to write them into the database first, explicitly: the one-shot
  *	  received-orders-feeder --adopt-kafka-offsets (adopt.c), meant for the
- *	  first start after the upgrade from 1.0.  When the database cannot be
- *	  asked, the partitions wait, paused, and positions_reconcile starts
- *	  them as soon as it can.
+ *	  first start after an upgrade from a feeder that kept its progress
+ *	  in Kafka only.  When the database cannot be asked, the partitions
+ *	  wait, paused, and positions_reconcile starts them as soon as it can.
  *
  *	- On every new database session (a reconnect, a failover to another
  *	  host of a multi-host DSN), before the next batch: positions_reconcile
@@ -217,8 +217,8 @@ positions_start_failed(feeder_app *app, const char *topic, int32_t partition,
 
 /*
  * positions_gap_not_recorded
- *		record_position_gap failed (no EXECUTE on it, an extension older
- *		than 1.3, the session lost): said, with what fixes it; the gap is
+ *		record_position_gap failed (no EXECUTE on it, an extension without
+ *		it, the session lost): said, with what fixes it; the gap is
  *		logged, counted and waited on all the same.
  */
 static void

@@ -13,7 +13,7 @@
  * cached them.  The reporter sends it at start, on every change of state
  * or of partitions, every --status-interval seconds, and once more as
  * "stopped" at an orderly exit.  A report that fails (the database down,
- * a missing grant, a 1.1 extension without report_feeder) is logged and
+ * a missing grant, an extension without report_feeder) is logged and
  * counted, nothing more: the feeder's work does not depend on it.
  *
  * The member id is the feeder's own (host:pid:start time), stable for its

@@ -97,7 +97,7 @@ test_size_limit(void **state)
 }
 
 /*
- * The byte bound (issue 9, defect 5) closes a batch before it would pass
+ * The byte bound closes a batch before it would pass
  * it; the message that did not fit starts the next batch, in order, and a
  * message larger than the bound goes alone.
  */
@@ -637,8 +637,8 @@ unescape_case(const char *in, char *out)
  *		Every content-type of the shared table of cases: a structured one
  *		sends a message whose ce_type header names another type (the type
  *		inside the value decides, in the database), a binary one leaves it
- *		behind (issue 24: " application/cloudevents+json" was skipped
- *		here and opened as structured by the extension).
+ *		behind (the extension opens " application/cloudevents+json" as
+ *		structured: the feeder must not skip it).
  */
 static void
 test_cloudevents_cases(void **state)
@@ -680,7 +680,7 @@ test_cloudevents_cases(void **state)
 }
 
 /*
- * The batch's partitions' high watermarks (issue 25): one entry per
+ * The batch's partitions' high watermarks: one entry per
  * partition, a later note replacing an earlier one; cleared with the batch.
  */
 static void

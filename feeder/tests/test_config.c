@@ -101,7 +101,7 @@ test_flags_and_defaults(void **state)
 	assert_string_equal(cfg.dsn, "dbname=x");
 	assert_int_equal(cfg.batch_size, 5000);
 	assert_int_equal(cfg.batch_wait_ms, 0);
-	assert_int_equal(cfg.db_sessions, 8);	/* issue 28: ADR 0003 */
+	assert_int_equal(cfg.db_sessions, 8);	/* ADR 0003 */
 	assert_int_equal(cfg.stats_interval_s, 10);
 	assert_int_equal(cfg.nprops, 0);
 	config_free(&cfg);
@@ -267,8 +267,8 @@ test_property_refusal(void **state)
 }
 
 /*
- * auto.offset.reset to the end is refused wherever it is given (issue 9,
- * defect 7: it silently skipped new partitions); the other values pass.
+ * auto.offset.reset to the end is refused wherever it is given (it would
+ * silently skip new partitions); the other values pass.
  */
 static void
 test_offset_reset_latest_refused(void **state)
@@ -299,7 +299,7 @@ test_offset_reset_latest_refused(void **state)
 						 CONFIG_OK);
 		config_free(&cfg);
 	}
-	/* the default topic configuration's name for it (issue 24) */
+	/* the default topic configuration's name for it */
 	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
 						   "-X", "topic.auto.offset.reset=latest"),
 					 CONFIG_ERROR);
@@ -316,8 +316,8 @@ test_offset_reset_latest_refused(void **state)
 
 /*
  * A group id longer than the database keeps (255 bytes) is refused at start,
- * from the command line, a -F file or FEEDER_GROUP (issue 24: it passed and
- * every batch failed for ever); 255 bytes pass.
+ * from the command line, a -F file or FEEDER_GROUP (accepted, it would fail
+ * every batch for ever); 255 bytes pass.
  */
 static void
 test_group_too_long(void **state)
@@ -546,7 +546,7 @@ test_metrics_listen(void **state)
 }
 
 /*
- * The batch timeouts (issue 9, defect 3): defaults, 0 for the server's,
+ * The batch timeouts: defaults, 0 for the server's,
  * bounds.
  */
 static void

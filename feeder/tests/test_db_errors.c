@@ -55,8 +55,8 @@ test_fatal(void **state)
 	assert_non_null(strstr(db_fatal_hint("3F000"), "CREATE EXTENSION"));
 
 	/*
-	 * A hint never names a cause that was not checked (issue 24: a dropped
-	 * primary key, 42P10, was blamed on the extension's version): 42P10
+	 * A hint never names a cause that was not checked (a dropped primary
+	 * key, 42P10, is not the extension's version): 42P10
 	 * names the constraint ON CONFLICT needs; the other 42 errors say what
 	 * to check, not what happened.
 	 */
@@ -109,9 +109,9 @@ test_other(void **state)
 
 /*
  * Connection failures are classified by the server's SQLSTATE, read from
- * libpq's verbose message in any language, and by libpq's state (issue 9,
- * defect 6: English text matching made an LDAP blip fatal and missed every
- * non-English message).
+ * libpq's verbose message in any language, and by libpq's state (matching
+ * English text would make an LDAP blip fatal and miss every non-English
+ * message).
  */
 static void
 test_connect_sqlstate(void **state)
@@ -178,8 +178,8 @@ test_connect_failures(void **state)
 
 /*
  * TLS failures of a connection attempt, from libpq's messages as libpq 15
- * words them in the feeder's C locale (issue 10: a certificate that does
- * not verify at start was retried for ever as "transient").
+ * words them in the feeder's C locale (a certificate that does not verify
+ * at start must not be retried for ever as "transient").
  */
 static void
 test_connect_tls(void **state)

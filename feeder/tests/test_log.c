@@ -110,7 +110,7 @@ test_quote_value(void **state)
 }
 
 /*
- * Issue 10, log hygiene: C1 controls, bidirectional formatting characters,
+ * Log hygiene: C1 controls, bidirectional formatting characters,
  * line separators and invalid UTF-8 from event contents are escaped; other
  * non-ASCII text stays as it is; a cut never splits a UTF-8 sequence or an
  * escape.

@@ -234,7 +234,7 @@ test_health(void **state)
 	assert_true(has_line(text, P "kafka_up 0"));
 	free(text);
 
-	/* a stall (issue 9: health that means progress) */
+	/* a stall (health that means progress) */
 	metrics_set_kafka(1);
 	metrics_set_stall("2500 messages wait on orders [3] and no batch committed for 125 s");
 	assert_false(metrics_health(reason, sizeof(reason)));
