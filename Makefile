@@ -24,9 +24,10 @@ OBJS = \
 	extension/positions.o \
 	extension/replay.o
 
-# Install script of 1.0 and the update scripts (sql/received_orders--A--B.sql),
-# each frozen once released: CREATE EXTENSION of a later version runs 1.0's
-# script and then the update path, so no version's objects are written twice.
+# The install script (sql/received_orders--1.0.sql) and the update scripts
+# (sql/received_orders--A--B.sql), each frozen once released: CREATE EXTENSION
+# runs the install script and then the update path, so no object is written
+# twice.
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 # Isolation specs for PGXS users (`make installcheck`); `make test` runs every

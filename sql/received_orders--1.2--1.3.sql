@@ -1,7 +1,7 @@
 -- received_orders--1.2--1.3.sql — update from 1.2 to 1.3.
 --
--- Every schema change of 1.3 is in this one script; the scripts of 1.0, 1.1
--- and 1.2 stay frozen.  Each section below says what it adds and why.
+-- Every schema change of this update is in this one script; the scripts
+-- before it stay frozen.  Each section below says what it adds and why.
 
 \echo Use "ALTER EXTENSION received_orders UPDATE TO '1.3'" to load this file. \quit
 
@@ -92,9 +92,9 @@ LOCK TABLE received_orders.received_orders,
 -- ---------------------------------------------------------------------------
 -- Consumer groups: a group that has positions is never claimed by use.
 --
--- 1.2 entered the groups of an updated database unclaimed, and the first
--- role other than a superuser to use each claimed it: between the update and
--- the DBA's set_consumer_group_owner, any role granted the batch function or
+-- The 1.1--1.2 update entered the groups of a database unclaimed, and the
+-- first role other than a superuser to use each claimed it: between the
+-- update and the DBA's set_consumer_group_owner, any role granted the batch function or
 -- report_feeder could take a group that another role's feeders had filled,
 -- and move its positions.  Now a role claims a group by using it only while
 -- the group has no positions (a new group, or one whose positions were all
@@ -219,8 +219,8 @@ COMMENT ON FUNCTION received_orders.set_consumer_group_owner(text, name) IS
 -- ---------------------------------------------------------------------------
 -- report_feeder: every argument bounded, the rows a group holds capped.
 --
--- 1.2's report_feeder stored what it was given: a role wrote 5,000 member
--- rows into 500 groups in one statement, with unbounded host, version and
+-- The report_feeder this replaces stored what it was given: a role wrote
+-- 5,000 member rows into 500 groups in one statement, with unbounded host, version and
 -- last_error and keep_for NULL (never removed), and a negative keep_for
 -- removed every row of the group, the caller's own included.  Now:
 --   member_id at most 512 bytes, host 255, version 64, last_error 2048
@@ -385,8 +385,8 @@ COMMENT ON FUNCTION received_orders.report_feeder(text, text, text, integer, tex
 -- ---------------------------------------------------------------------------
 -- quarantine_summary without payload text; quarantine_examples for the DBA.
 --
--- 1.2's quarantine_summary showed pg_monitor one whole reason per kind
--- (example), and the kind itself masked only well-formed quoted strings:
+-- The quarantine_summary this replaces showed pg_monitor one whole reason
+-- per kind (example), and the kind itself masked only well-formed quoted strings:
 -- a conflict's example quoted the stored and the new externalReference, a
 -- JSON error's quoted the offending token, up to 256 bytes of the message,
 -- and a token holding quotes came through the mask.  A monitoring role now
@@ -501,7 +501,7 @@ REVOKE ALL ON received_orders.quarantine_examples FROM PUBLIC;
 -- it, pg_monitor reads it through the view position_gaps (coordinates and
 -- who, no payload).
 --
--- Grants for a feeder (1.3) to record the gaps it finds:
+-- Grants for a feeder to record the gaps it finds:
 --   GRANT EXECUTE ON FUNCTION
 --     received_orders.record_position_gap(text, text, integer, bigint,
 --       bigint, boolean)
