@@ -16,7 +16,7 @@
 
 E2E_TOPIC=orders
 GROUP=e2e-07
-# the batch function the feeder 1.1 calls (with its consumer group)
+# the batch function the feeder calls (with its consumer group)
 BATCH_FUNCTION='received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[])'
 FEEDER_ARGS=(--batch-size 20 --batch-wait-ms 50)
 plan 27

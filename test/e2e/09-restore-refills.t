@@ -12,7 +12,7 @@
 # acknowledged events — Kafka's committed offsets are above the restored
 # positions on every partition and some messages below them are neither
 # stored nor quarantined — so a feeder resuming from Kafka's committed
-# offsets (1.0) would have lost them for good.  The restarted feeder logs
+# offsets would lose them for good.  The restarted feeder logs
 # start_position ... source=database at exactly the restored positions, and
 # source=earliest for partition 2, which the dump predates (its committed
 # offset in Kafka is at its end: starting there would lose all of it).

@@ -1,17 +1,18 @@
 #!/bin/bash
-# 13-refuse-latest-stop-signals.t — issue 9, defects 7 and 8.
+# 13-refuse-latest-stop-signals.t — the end offset is refused, and every
+# stopping signal is an orderly shutdown.
 #
-# Defect 7: `-X auto.offset.reset=latest` was accepted and silently skipped
-# the messages already in a partition the group had no offset for.  Every
+# Reset to the end: `-X auto.offset.reset=latest`, accepted, would silently
+# skip the messages already in a partition the group has no offset for.  Every
 # spelling that means "the end" (latest, largest, end), on the command line
 # or in a -F file, must end the feeder with exit status 2 and a reason that
-# names the property and why; earliest stays accepted.  Issue 24: any case
-# (LATEST, Largest) and the default topic configuration's name
+# names the property and why; earliest stays accepted.  Any case (LATEST,
+# Largest) and the default topic configuration's name
 # (topic.auto.offset.reset) are refused too, and so is a --group longer
-# than the database keeps (255 bytes), which used to fail every batch.
+# than the database keeps (255 bytes), which would fail every batch.
 #
-# Defect 8: SIGHUP (and SIGUSR1, SIGUSR2, SIGALRM) ended the feeder by their
-# default action, without its orderly shutdown.  Each must stop it as
+# Signals: SIGHUP (and SIGUSR1, SIGUSR2, SIGALRM) would end the feeder by
+# their default action, without its orderly shutdown.  Each must stop it as
 # SIGTERM does: event=signal_received signal=SIGx, exit 0, the offsets of
 # the committed batches committed at shutdown, the group left.  Each signal
 # arrives mid-stream, with periodic commits off (auto.commit.interval.ms of
@@ -70,7 +71,7 @@ left_group() {
 kafka_start 1 "$E2E_TOPIC:$PARTITIONS" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
 if [ -n "${RO_FEEDER_BIN:-}" ]; then
-	# 1.0's feeder calls the batch function without a consumer group
+	# the older feeder calls the batch function without a consumer group
 	sql "GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) TO \"$E2E_ROLE\""
 fi
 for ((p = 0; p < PARTITIONS; p++)); do
@@ -79,7 +80,7 @@ done
 flush || bail "kcat could not produce"
 total=$(expected_rows | wc -l)
 
-# --- defect 7: every spelling of "the end" is refused at once, exit 2
+# --- every spelling of "the end" is refused at once, exit 2
 for value in latest largest end LATEST Largest; do
 	feeder_start "reset-$value" "$E2E_TOPIC" "e2e-13-reset-$value" -X auto.offset.reset="$value"
 	exits_with "reset-$value" 10 2
@@ -87,13 +88,13 @@ for value in latest largest end LATEST Largest; do
 	check "-X auto.offset.reset=$value: the reason names the property, the value and why" \
 		grep -Eq "auto\.offset\.reset=$value.*(skip|never)" "$E2E_TMP/reset-$value.log"
 done
-# issue 24: librdkafka also takes the default topic configuration's name
+# librdkafka also takes the default topic configuration's name
 feeder_start reset-topic "$E2E_TOPIC" e2e-13-reset-topic -X topic.auto.offset.reset=latest
 exits_with reset-topic 10 2
 tap_ok $? "-X topic.auto.offset.reset=latest: the feeder exits 2 at once"
 check "-X topic.auto.offset.reset=latest: the reason names the property and why" \
 	grep -Eq "topic\.auto\.offset\.reset=latest.*(skip|never)" "$E2E_TMP/reset-topic.log"
-# issue 24: a group the database cannot keep failed every batch for ever
+# a group the database cannot keep would fail every batch for ever
 long_group=$(printf 'g%.0s' {1..256})
 feeder_start group-too-long "$E2E_TOPIC" "$long_group"
 exits_with group-too-long 10 2
@@ -108,7 +109,7 @@ check "auto.offset.reset=latest in a -F file: the reason names the file, the pro
 	file_refusal_logged
 is "$(committed_sum e2e-13-reset-latest)$(rows)" 00 "nothing was consumed by a refused feeder"
 
-# --- defect 8: each signal mid-stream is an orderly shutdown
+# --- each signal mid-stream is an orderly shutdown
 first=1
 for sig in "${SIGNALS[@]}"; do
 	group=e2e-13-${sig,,}

@@ -1,8 +1,7 @@
 #!/bin/bash
-# 14-read-only-session.t — issue 9, defect 2: a read-only session (25006)
-# was retried for ever on the same connection, so a fenced old primary
-# (default_transaction_read_only) held the feeder while a new session would
-# have been writable.
+# 14-read-only-session.t — a read-only session (25006) is not retried on the
+# same connection: a fenced old primary (default_transaction_read_only)
+# would hold the feeder for ever while a new session would be writable.
 #
 # The feeder consumes part 1.  Then its role gets
 # default_transaction_read_only = on and its session is terminated: the
@@ -74,7 +73,7 @@ e2e_setup_db || bail "could not set up the database"
 check "the feeder's role holds only USAGE on the schema and EXECUTE on the functions the feeder calls" \
 	e2e_role_is_least_privilege
 if [ -n "${RO_FEEDER_BIN:-}" ]; then
-	# 1.0's feeder calls the batch function without a consumer group
+	# the older feeder calls the batch function without a consumer group
 	sql "GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) TO \"$E2E_ROLE\""
 fi
 

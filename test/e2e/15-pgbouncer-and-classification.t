@@ -1,11 +1,12 @@
 #!/bin/bash
-# 15-pgbouncer-and-classification.t — issue 9, defect 6: classification
-# holes.
+# 15-pgbouncer-and-classification.t — errors classified by what they mean:
+# the holes a connection pooler, a version skew and a password rotation
+# find.
 #
 # 1. pgbouncer in transaction mode: the feeder's prepared batch statement
 #    lives on one server connection, and the next transaction may run on
-#    another (26000, prepared statement does not exist); 1.0 retried that
-#    for ever.  Through Debian's pgbouncer (pool_mode=transaction, servers
+#    another (26000, prepared statement does not exist), which a retry on
+#    the same footing would meet for ever.  Through Debian's pgbouncer (pool_mode=transaction, servers
 #    taken in turn, several in the pool) the feeder must work end to end;
 #    when pgbouncer replaces its server connections (RECONNECT on the admin
 #    console, as server_lifetime does) the statement is lost again: the
@@ -14,12 +15,12 @@
 #    it on that session.
 # 2. A result of the wrong shape after a successful COMMIT (version skew):
 #    the batch function replaced by a SQL function returning zero rows.
-#    1.0 retried it for ever, committing each time; now exit 3 with
+#    Retried, it would commit each time, for ever; it exits 3 with
 #    event=database_config_error and a hint about the versions, nothing
 #    acknowledged.
 # 3. A password rotation (or a directory blip) once the feeder has run: its
 #    role's password changes and its session is terminated; reconnecting
-#    fails with 28P01.  1.0 matched English words and exited 3; now it is
+#    fails with 28P01, which is no configuration error (exit 3): it is
 #    retried with backoff, logged at error level, /healthz 503, and the
 #    feeder recovers when the password is set back.
 # 4. The same while the feeder's partitions wait for their start positions
@@ -120,7 +121,7 @@ pg_ctl_as reload || bail "could not reload pg_hba.conf"
 check "the feeder's role holds only USAGE on the schema and EXECUTE on the functions the feeder calls" \
 	e2e_role_is_least_privilege
 if [ -n "${RO_FEEDER_BIN:-}" ]; then
-	# 1.0's feeder calls the batch function without a consumer group
+	# the older feeder calls the batch function without a consumer group
 	sql "GRANT EXECUTE ON FUNCTION $BATCH_FUNCTION_10 TO \"$E2E_ROLE\""
 fi
 DIRECT_DSN=$E2E_DSN

@@ -1,15 +1,15 @@
 #!/bin/bash
-# 16-systemic-trigger-error.t — issue 9, defect 4: systemic errors were
-# pinned on events.  A DBA's BEFORE INSERT trigger that fails for every row
-# (here with 0A000, feature_not_supported) made the batch function reject
-# and quarantine every valid event, and the feeder acknowledged them: the
-# table silently stopped growing.  A trigger returning NULL gave an endless
-# 40001 loop.
+# 16-systemic-trigger-error.t — systemic errors are not pinned on events.
+# A DBA's BEFORE INSERT trigger that fails for every row (here with 0A000,
+# feature_not_supported) must not make the batch function reject and
+# quarantine every valid event for the feeder to acknowledge: the table
+# would silently stop growing.  A trigger returning NULL must not give an
+# endless 40001 loop.
 #
 # Part 1: with the failing trigger in place, the whole call fails: the
 # feeder logs batch_failed class=other sqlstate=0A000 at error level and
 # retries (dropping its connection after every third consecutive failure,
-# defect 2's escalation), acknowledges nothing, quarantines nothing, stores
+# as for a read-only session), acknowledges nothing, quarantines nothing, stores
 # nothing and stays up; once the trigger is dropped, everything lands with
 # exactly the expected contents.
 # Part 2: a trigger that returns NULL is a permanent configuration error:
@@ -18,8 +18,8 @@
 #
 # On 1.0 (RO_FEEDER_BIN=/tmp/ro-1.0/feeder/received-orders-feeder, with this
 # tree's extension installed) the trigger returning NULL is retried for ever
-# instead of exit 3; the 0A000 part depends on the extension (1.0's
-# quarantined every event), not on the feeder.
+# instead of exit 3; the 0A000 part depends on the extension (the first
+# release's quarantined every event), not on the feeder.
 
 # shellcheck source=test/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -66,7 +66,7 @@ e2e_setup_db || bail "could not set up the database"
 check "the feeder's role holds only USAGE on the schema and EXECUTE on the functions the feeder calls" \
 	e2e_role_is_least_privilege
 if [ -n "${RO_FEEDER_BIN:-}" ]; then
-	# 1.0's feeder calls the batch function without a consumer group
+	# the older feeder calls the batch function without a consumer group
 	sql "GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) TO \"$E2E_ROLE\""
 fi
 

@@ -1,10 +1,10 @@
 #!/bin/bash
-# 17-paused-partitions-rebalance.t — issue 9, defect 1: a paused partition
-# stayed paused after a rebalance.  librdkafka keeps an application's pause
-# on a partition across revoke and re-assign; the feeder paused its
-# assignment during a database outage, and partitions that a rebalance took
-# away meanwhile and gave back after the outage were never fetched again
-# (no consumer_lag series, no alert).
+# 17-paused-partitions-rebalance.t — a paused partition does not stay paused
+# after a rebalance.  librdkafka keeps an application's pause on a partition
+# across revoke and re-assign; the feeder pauses its assignment during a
+# database outage, and partitions that a rebalance takes away meanwhile and
+# gives back after the outage must be fetched again (else: no consumer_lag
+# series, no alert).
 #
 # On a 6-partition topic, for EAGER (range,roundrobin) and COOPERATIVE
 # (cooperative-sticky), each on a topic and group of its own: feeder A
@@ -116,7 +116,7 @@ e2e_setup_db || bail "could not set up the database"
 check "the feeder's role holds only USAGE on the schema and EXECUTE on the functions the feeder calls" \
 	e2e_role_is_least_privilege
 if [ -n "${RO_FEEDER_BIN:-}" ]; then
-	# 1.0's feeder calls the batch function without a consumer group
+	# the older feeder calls the batch function without a consumer group
 	sql "GRANT EXECUTE ON FUNCTION received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]) TO \"$E2E_ROLE\""
 fi
 

@@ -1,8 +1,8 @@
 #!/bin/bash
-# 18-size-caused-split.t — issue 9, defect 5: a batch that failed because of
-# its size was sent again whole, for ever.  (1.0's example: a burst of large
-# events built a bind message past 1 GB or ran the backend out of memory;
-# the same batch failed again on every retry.)  Now a call that fails with
+# 18-size-caused-split.t — a batch that fails because of its size is not
+# sent again whole, for ever.  (An example: a burst of large events builds a
+# bind message past 1 GB or runs the backend out of memory; the same batch
+# would fail again on every retry.)  A call that fails with
 # out of memory (53200) or a program limit (class 54) is retried in halves:
 # the second half goes back in front of the held messages, the next batches
 # are capped at the half that is retried, and the cap grows back after

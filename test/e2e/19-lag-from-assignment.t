@@ -1,5 +1,5 @@
 #!/bin/bash
-# 19-lag-from-assignment.t — issue 9, health that means progress: every
+# 19-lag-from-assignment.t — health that means progress: every
 # assigned partition has a consumer_lag series from the moment it is
 # assigned, from the group's committed offset when its position is unknown.
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 20-switchover-fenced-primary.t — issue 9: a planned switchover with a real
+# 20-switchover-fenced-primary.t — a planned switchover with a real
 # streaming standby.  The old primary is fenced read-only and stays up
 # (ALTER SYSTEM SET default_transaction_read_only = on, reloaded: every
 # session of it, the feeder's included, becomes read-only), the standby
@@ -12,7 +12,7 @@
 #
 # On 1.0 (RO_FEEDER_BIN=/tmp/ro-1.0/feeder/received-orders-feeder) the
 # feeder kept its read-only session to the fenced primary and retried on it
-# for ever (defect 2).
+# for ever (as 14-read-only-session.t shows).
 
 # shellcheck source=test/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"

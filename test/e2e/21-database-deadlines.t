@@ -1,10 +1,10 @@
 #!/bin/bash
-# 21-database-deadlines.t — issue 9, defect 3: no database-side deadlines.
-# Without a lock_timeout, an uncommitted insert of the same order in any
-# session blocked the feeder's batch (and, Kafka not polled meanwhile, the
-# member was evicted once max.poll.interval.ms passed; the next member then
-# blocked the same way); without TCP keepalives a half-open socket hung the
-# feeder for hours.
+# 21-database-deadlines.t — database-side deadlines.  Without a
+# lock_timeout, an uncommitted insert of the same order in any session
+# would block the feeder's batch (and, Kafka not polled meanwhile, the
+# member would be evicted once max.poll.interval.ms passed; the next member
+# then blocked the same way); without TCP keepalives a half-open socket
+# would hang the feeder for hours.
 #
 # Part 1: a DBA's session inserts an order of the stream and keeps its
 # transaction open for HOLD seconds, longer than the group's

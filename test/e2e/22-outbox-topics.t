@@ -1,5 +1,5 @@
 #!/bin/bash
-# 22-outbox-topics.t — issue 11: real outbox topics through Kafka.  Each
+# 22-outbox-topics.t — real outbox topics through Kafka.  Each
 # relay's messages are produced with kcat as the relay emits them (value
 # bytes and headers), mixed on one topic with other event types of the
 # Order aggregate, redeliveries, tombstones and broken envelopes:
@@ -24,8 +24,8 @@
 # orderId arriving as OrderReceived and as OrderCancelled makes one row and
 # no conflict.  A quarantined Debezium message, repaired, is replayed.
 #
-# 1.0's feeder (and 1.1's before this issue) cannot run these topics: every
-# message that is not a bare OrderReceived object is quarantined as rejected.
+# Without --envelope these topics cannot be run: every message that is not a
+# bare OrderReceived object is quarantined as rejected.
 
 # shellcheck source=test/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -116,7 +116,7 @@ used=$(grep -o 'event=batch_committed .*session=[0-9]*' "$E2E_TMP/feeder.log" |
 	sed -E 's/.*session=([0-9]+)$/\1/' | sort -u | tr '\n' ' ')
 is "$used" "0 1 2 " "every session committed batches (sessions seen in batch_committed)"
 # a session lost mid-batch fails that batch and retries it; one lost
-# between batches is found by the idle watch and reopened (1.2): either way
+# between batches is found by the idle watch and reopened: either way
 # the other sessions than the first came back through the crash
 tap_cmd "the sessions retried through the crash" \
 	grep -Eq 'event=(batch_failed|db_connection_lost|db_reconnected) .*session=[12]' "$E2E_TMP/feeder.log"

@@ -2,7 +2,7 @@
 # 24-idle-failover-default-options.t — the asynchronous failover of 10, but
 # the stream is idle through it and the feeder runs with default options:
 # no --metrics-listen, the default number of database sessions (read from
-# the feeder's starting line: 4 since issue 28, 2 before).  Nothing but the
+# the feeder's starting line, not assumed).  Nothing but the
 # feeder's own periodic work can notice that its sessions were lost: no
 # message arrives after the crash, none is produced after the promotion.
 #

@@ -13,9 +13,10 @@
 #        cannot add partitions to a topic at run time (no CreatePartitions,
 #        no mock API for it), so this is modelled: partitions 1 and 2 get
 #        their first messages only after the backup.  And the backup holds
-#        no position of P at all: P's first orders were consumed before the
-#        upgrade to 1.1 (modelled by forgetting the group's positions of P
-#        before the backup), so only Kafka's committed offset knew them.
+#        no position of P at all: P's first orders were consumed by a feeder
+#        that kept its progress in Kafka only (modelled by forgetting the
+#        group's positions of P before the backup), so only Kafka's
+#        committed offset knew them.
 #        (A topic of which the backup holds positions of some partitions
 #        is 09-restore-refills.t's partition 2.)
 #   R:1  added to --topic after the restore, its beginning already deleted
@@ -32,8 +33,8 @@
 # every partition of B, C and P at its earliest offset (source=earliest
 # reason=no_position), and every order of every topic is in the database
 # (of R, every order Kafka still holds).
-# 1.1 started B, C and P at Kafka's committed offsets: their orders since
-# the backup were lost, and the positions were "not empty".
+# Started at Kafka's committed offsets, B, C and P would lose their orders
+# since the backup, with positions "not empty".
 
 # shellcheck source=test/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -146,8 +147,8 @@ check "Kafka's committed offsets of A and P reach the ends" \
 	ro_wait_until 30 caught_up A P
 feeder_stop feeder
 is "$?" 0 "SIGTERM: the feeder exits 0"
-# P was consumed before the upgrade to 1.1: Kafka's committed offset, no
-# position in the database
+# P was consumed by a feeder that kept no positions: Kafka's committed
+# offset, no position in the database
 sql "SELECT received_orders.forget_consumer_positions('$GROUP', 'P')" >/dev/null
 is "$(db_positions "$GROUP" | awk '{ print $1, $2 }' | tr '\n' ';')" "A 0;A 1;" \
 	"before the backup the database holds positions of A only"

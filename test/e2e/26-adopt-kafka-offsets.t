@@ -1,14 +1,14 @@
 #!/bin/bash
 # 26-adopt-kafka-offsets.t — received-orders-feeder --adopt-kafka-offsets,
 # the one explicit way to start from Kafka's committed offsets (the first
-# start after the upgrade from 1.0, whose feeder kept none in the database):
+# start after an upgrade from a feeder that kept none in the database):
 # it writes the group's committed offset of every partition the database
 # has no position of, keeps the positions the database has, logs each
 # partition, writes nothing to Kafka, and the feeder then starts there.
 #
-# A 1.0-style start is modelled: a feeder consumes O [0] and O [1] (O [2]
-# stays empty), then the group's positions are forgotten (a 1.0 database
-# updated to 1.2 has none) and O [1] is given a position of its own, 4,
+# Such a start is modelled: a feeder consumes O [0] and O [1] (O [2] stays
+# empty), then the group's positions are forgotten (a database whose feeder
+# kept its progress in Kafka only has none) and O [1] is given a position of its own, 4,
 # below its committed offset (a partition the database already had).  More
 # orders follow on every partition.  Without the grant the command exits 3
 # naming it; with an unknown topic it exits 4 and writes nothing; then it
@@ -76,7 +76,7 @@ kafka_start 1 O:3 || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
 : >"$E2E_TMP/expected"
 
-# --- a 1.0-style start: Kafka's committed offsets, no positions
+# --- such a start: Kafka's committed offsets, no positions
 produce 0 1 10
 produce 1 1 10
 feeder_start feeder O "$GROUP" "${FEEDER_ARGS[@]}"

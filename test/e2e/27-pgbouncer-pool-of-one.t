@@ -1,15 +1,14 @@
 #!/bin/bash
-# 27-pgbouncer-pool-of-one.t — issue 24, defect 3: behind a transaction
+# 27-pgbouncer-pool-of-one.t — behind a transaction
 # pooler whose pool is smaller than the feeders' sessions.
 #
 # Debian's pgbouncer in pool_mode=transaction with default_pool_size=1: one
 # server connection shared by two feeders of one group, two database
 # sessions each.  Each session prepares the batch statement at connection;
 # the second PREPARE lands on the server connection where the first one
-# already made it.  1.1 named the statement "ro_materialize_orders" and took
-# the 42P05 ("prepared statement ... already exists") for a configuration
-# error: exit 3, with a hint blaming the extension's version, nothing
-# materialized.  Now the statement's name carries a digest of its text, so
+# already made it.  A fixed name would meet 42P05 ("prepared statement ...
+# already exists"), a configuration error (exit 3, nothing materialized),
+# so the statement's name carries a digest of its text, and
 # a statement of that name on a shared server session is the same
 # statement: used as prepared (event=statement_shared).  Then pgbouncer
 # replaces its server connection mid-stream (RECONNECT, as server_lifetime

@@ -1,13 +1,13 @@
 #!/bin/bash
-# 28-dba-index-one-event.t — issue 24, defect 2: one event must not stall
+# 28-dba-index-one-event.t — one event must not stall
 # every partition.
 #
 # A DBA adds an expression index on a field of the payload; one event's
 # field is too large for it, so that event's INSERT raises 54000 (index row
 # size exceeds the maximum), an error of the class a batch too large for
-# the server raises too.  1.1 failed the whole call for it even when the
-# event was alone: the feeder split its batch down to that one message and
-# retried it for ever, every partition paused.  Now the batch function pins
+# the server raises too.  Failing the whole call for it even when the
+# event is alone, the feeder would split its batch down to that one message
+# and retry it for ever, every partition paused.  So the batch function pins
 # a program limit on the event when it is the call's only one (then it can
 # only be the event's): the feeder splits down to it, it is quarantined
 # (rejected, 54000), and the partitions go on: every other order stored

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 29-schema-registry-avro.t — issue 26: Schema Registry topics.  Values
+# 29-schema-registry-avro.t — Schema Registry topics.  Values
 # framed by Confluent's own serializers (@confluentinc/schemaregistry's
 # AvroSerializer and JsonSerializer, against the stand-in registry of
 # test/schema-registry, with basic auth) are read with --value-format

@@ -1,14 +1,14 @@
 #!/bin/bash
-# 30-hung-commit-rebalance.t — issue 24, defect 1: health that a hung
+# 30-hung-commit-rebalance.t — health that a hung
 # thread cannot fake.
 #
 # A COMMIT that waits for a synchronous standby that is not there
 # (synchronous_standby_names naming a missing one, pg_auto_failover's
 # default when its secondary is gone) is not covered by statement_timeout.
 # When a second member joins, the first one's rebalance waits for its
-# running batch first.  1.1 waited with no deadline: the main thread hung
-# in that wait, /healthz kept answering 200 "ok" (the state last published
-# said so) and nothing was logged.  Now every batch has a deadline
+# running batch first.  Without a deadline the main thread would hang in
+# that wait, /healthz keep answering 200 "ok" (the state last published
+# says so) and nothing be logged.  So every batch has a deadline
 # (--statement-timeout-ms, 20 s here, and 10 s): past it the batch is cancelled
 # (event=batch_deadline) and its COMMIT taken as result unknown, retried,
 # never acknowledged; and /healthz follows a heartbeat the main loop must

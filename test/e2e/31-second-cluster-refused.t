@@ -8,7 +8,7 @@
 # development Kafka (cluster id "second-cluster") with the same topic name
 # and more messages per partition than the first's positions (so that
 # applying those positions there would skip the messages below them
-# without a word, as 1.1 did): the feeder is refused at once (exit 3, event=database_config_error
+# without a word): the feeder is refused at once (exit 3, event=database_config_error
 # step=positions sqlstate=55000 naming both cluster ids, a hint naming
 # forget_consumer_positions), stores nothing, commits nothing to the second
 # cluster and leaves the first cluster's positions as they were.  Another

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 32-status-from-sql.t — the feeders report themselves (issue 25): two
+# 32-status-from-sql.t — the feeders report themselves: two
 # feeders of one group on a 4-partition topic both appear in
 # received_orders.feeders, healthy and running; once caught up,
 # received_orders.consumer_lag shows every partition with lag 0 and, as its

@@ -1,7 +1,7 @@
 #!/bin/bash
-# 33-status-database-outage.t — the status report across a database outage
-# (issue 25): a feeder reporting every second is running and healthy; the
-# database stops (pg_ctl stop -m immediate) for a few seconds while the
+# 33-status-database-outage.t — the status report across a database outage:
+# a feeder reporting every second is running and healthy; the database
+# stops (pg_ctl stop -m immediate) for a few seconds while the
 # feeder stays up; once it is back, the member's row in
 # received_orders.feeders carries the outage as its last error ("database
 # unreachable: ...") with its time, the feeder logged its failed reports

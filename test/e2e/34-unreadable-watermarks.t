@@ -1,7 +1,6 @@
 #!/bin/bash
-# 34-unreadable-watermarks.t — issue 24, defect 4 (the last of the smaller
-# ones): one assigned partition whose watermarks cannot be read blocked
-# every lane.  Before a partition starts, the feeder asks its leader for its
+# 34-unreadable-watermarks.t — one assigned partition whose watermarks
+# cannot be read must not block every lane.  Before a partition starts, the feeder asks its leader for its
 # earliest and latest offsets (the database's position is checked against
 # them: no partition starts at a guessed offset).  When that failed for one
 # partition, every partition of the assignment waited, and no batch was sent

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 35-schema-registry-client-cert.t — issue 26: a Schema Registry that
+# 35-schema-registry-client-cert.t — a Schema Registry that
 # requires a TLS client certificate (Confluent's ssl.client.auth=true).
 # The stand-in registry serves https (a throwaway CA, ca1) and refuses, in
 # the TLS handshake, a client without a certificate signed by ca1;

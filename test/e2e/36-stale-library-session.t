@@ -1,5 +1,5 @@
 #!/bin/bash
-# 36-stale-library-session.t — issue 32, point 14: a session that loaded an
+# 36-stale-library-session.t — a session that loaded an
 # older library must not run its code against a newer installed extension.
 # The library ends such a session at its next call (FATAL 0A000, hint: connect
 # again); the feeder takes the lost connection as transient, reconnects and
@@ -12,7 +12,8 @@
 # neither stores nor acknowledges anything of part 2.  Once the installed
 # version is the library's again (the new library installed, in real life),
 # it consumes to the end and holds exactly the expected contents.  Without
-# the check (1.2's library), part 2 is stored at once.
+# the check (a library that does not compare versions), part 2 is stored
+# at once.
 
 # shellcheck source=test/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 41-observability-refused.t — issue 32, point 13: observability never
+# 41-observability-refused.t — observability never
 # stops the data path.  The high watermarks a batch records
 # (record_high_watermarks) and the member's status report (report_feeder)
 # are documented as optional: a DBA may revoke them.  Revoked while the

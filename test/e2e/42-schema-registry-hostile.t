@@ -1,7 +1,7 @@
 #!/bin/bash
-# 42-schema-registry-hostile.t — issue 32, points 2, 3, 7 and 8: messages a
-# producer can write that stopped the feeder, stalled its partition for
-# ever or threw valid orders away, each on a topic read with --value-format
+# 42-schema-registry-hostile.t — messages a producer can write that must
+# not stop the feeder, stall its partition for ever or throw valid orders
+# away, each on a topic read with --value-format
 # confluent against the stand-in registry (test/schema-registry), in this
 # order on one partition:
 #
@@ -24,7 +24,8 @@
 #        grace, and once the schema is registered the order is stored.
 #   r02  one more order of the referencing schema.
 #
-# The feeder lives on, stores exactly the stream, exits 0.  Then, point 5:
+# The feeder lives on, stores exactly the stream, exits 0.  Then, values
+# that decode large:
 #
 #   z01..z12  twelve orders of 70 bytes each that decode into 100 kB of
 #        JSON (an array of 20,000 nulls), read with --batch-max-bytes 65536

@@ -39,7 +39,7 @@ E2E_ROLE=
 E2E_PASSWORD=
 E2E_DSN=
 declare -A FEEDER_PIDS=()
-# the functions the feeder 1.3 calls, as regprocedure prints them (each
+# the functions the feeder calls, as regprocedure prints them (each
 # form of the batch function): received_orders.grant_feeder grants its role
 # EXECUTE on these and on nothing else, which e2e_role_is_least_privilege
 # checks
@@ -59,7 +59,7 @@ E2E_FEEDER_FUNCTIONS=(
 # shellcheck disable=SC2034 # used by the suites
 E2E_OUTBOX_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])'
 # functions the feeder's role must not be able to execute (operators' tools,
-# the adoption's, 1.0's batch function without a group, the single-event and
+# the adoption's, the batch function without a group, the single-event and
 # replay ones, grant_feeder's)
 E2E_NOT_FEEDER_FUNCTIONS=(
 	'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])'
@@ -153,12 +153,12 @@ rows_at_least() {
 }
 
 # e2e_role_is_least_privilege — what the feeder's role can do is exactly
-# what the feeder 1.3 needs: no privilege on any table or sequence of the
+# what the feeder needs: no privilege on any table or sequence of the
 # schema (the positions table included), EXECUTE granted explicitly on the
 # functions of E2E_FEEDER_FUNCTIONS and able to execute no other function of
-# the schema (through PUBLIC or otherwise: not 1.0's batch function, not
-# the operators' set_consumer_position/forget_consumer_positions), USAGE but
-# not CREATE on the schema, no superuser-like attribute, no role membership.
+# the schema (through PUBLIC or otherwise: not the batch function without
+# a group, not the operators' set_consumer_position/
+# forget_consumer_positions), USAGE but not CREATE on the schema, no superuser-like attribute, no role membership.
 # Every function named in E2E_NOT_FEEDER_FUNCTIONS must exist (a renamed one
 # would make the check vacuous)
 e2e_role_is_least_privilege() {
