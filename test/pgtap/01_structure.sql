@@ -1,7 +1,7 @@
--- 01_structure.sql — the extension's objects are exactly the contract's of
--- version 1.1: schema, tables, column types, keys, defaults, the outcome enum
--- (with 1.1's 'skipped'), pg_dump marking (extconfig) and the functions'
--- signatures.  The positions table and 1.1's functions are described in
+-- 01_structure.sql — the extension's objects are exactly the contract's:
+-- schema, tables, column types, keys, defaults, the outcome enum (with
+-- 'skipped'), pg_dump marking (extconfig) and the functions' signatures.
+-- The positions table and the consumer-group functions are described in
 -- detail by 07_positions.sql.
 --
 -- Run by pg_prove in a database where pgtap and received_orders are created.
@@ -95,7 +95,7 @@ SELECT col_type_is('received_orders', 'received_orders_quarantine', 'legacy_copy
 SELECT col_has_check('received_orders', 'received_orders_quarantine', 'legacy_copy',
 	'quarantine.legacy_copy has a CHECK constraint (1, 2, ...: the n-th copy 1.0 stored of a message; NULL otherwise)');
 
--- Table received_orders_positions (1.1) -----------------------------------------
+-- Table received_orders_positions -----------------------------------------------
 
 SELECT has_table('received_orders', 'received_orders_positions', 'table received_orders.received_orders_positions exists');
 SELECT col_is_pk('received_orders', 'received_orders_positions',

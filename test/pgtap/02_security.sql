@@ -1,13 +1,13 @@
--- 02_security.sql — every function (1.0's three and 1.1's group overload,
--- consumer_positions, restart_position, set_consumer_position,
--- forget_consumer_positions) is
+-- 02_security.sql — every function (materialize_order, materialize_orders
+-- with and without a group, replay_quarantined, consumer_positions,
+-- restart_position, set_consumer_position, forget_consumer_positions) is
 -- SECURITY DEFINER with a pinned search_path and no EXECUTE for PUBLIC; a
 -- role holding only USAGE on the schema and EXECUTE can materialize but
 -- cannot touch the tables; a role without EXECUTE cannot call them; a
 -- caller's search_path (temp tables, an impostor schema with look-alike
 -- tables, operators and functions) cannot redirect what the functions read or
--- write.  1.1's functions called by a role, and the positions table under a
--- hostile search_path: 07_positions.sql.
+-- write.  The consumer-group functions called by a role, and the positions
+-- table under a hostile search_path: 07_positions.sql.
 --
 -- Roles and schema are created inside the transaction and rolled back.
 

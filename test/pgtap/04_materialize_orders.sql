@@ -397,7 +397,7 @@ SELECT throws_ok(
 	'57P01', NULL,
 	'an admin shutdown (57P01) inside the batch fails the whole call');
 
--- Systemic errors (issue 9, defect 4): an error no event's data can cause fails the
+-- Systemic errors: an error no event's data can cause fails the
 -- whole call, quarantines nothing and stores nothing, whichever element raised it.
 SET LOCAL ro_test.dba_rule_errcode = 'P0001';
 SELECT throws_ok(
@@ -499,7 +499,7 @@ SELECT throws_ok(
 	'and materialize_order with it');
 DROP TRIGGER ro_test_swallow ON received_orders.received_orders;
 
--- A DBA's index too small for one event's field (issue 24): the INSERT of
+-- A DBA's index too small for one event's field: the INSERT of
 -- that event raises 54000 (index row size exceeds the btree maximum).
 -- Alone in its call, that can only be the event's: it is rejected and
 -- quarantined, the call succeeds, so the partition goes on.  Within a larger

@@ -1,4 +1,4 @@
--- 07_positions.sql — received_orders 1.1 keeps the consumed positions: the
+-- 07_positions.sql — received_orders keeps the consumed positions: the
 -- table received_orders_positions as the contract says; the batch function's
 -- consumer-group overload records max(offset) + 1 per (topic, partition) in
 -- the caller's transaction, never backwards, whatever each element's outcome;
@@ -7,8 +7,8 @@
 -- backwards, for a feeder accepting the loss of a re-created topic),
 -- set_consumer_position() and forget_consumer_positions(); who may call what
 -- (the documented grant of the feeder's role is enough for the three
--- functions it calls, and for nothing else); the 1.0 function records nothing
--- and still rejects NULL values.
+-- functions it calls, and for nothing else); the batch function without a
+-- group records nothing and still rejects NULL values.
 --
 -- set_consumer_position's NOTICE cannot be seen from SQL; its text is checked
 -- by test/upgrade/01-update-path.t.  Roles are created inside the
@@ -20,8 +20,8 @@ SELECT plan(164);
 -- Conflicts raise a WARNING and set_consumer_position a NOTICE; expected here.
 SET LOCAL client_min_messages = error;
 
--- The feeder of 1.1 (USAGE and EXECUTE on the three functions it calls, as
--- documented) and a stranger (USAGE only).
+-- A feeder with a consumer group (USAGE and EXECUTE on the three functions it
+-- calls, as documented) and a stranger (USAGE only).
 CREATE ROLE ro_test_feeder NOLOGIN;
 CREATE ROLE ro_test_stranger NOLOGIN;
 GRANT USAGE ON SCHEMA received_orders TO ro_test_feeder, ro_test_stranger;
@@ -458,7 +458,7 @@ SELECT results_eq(
 	$$SELECT * FROM pg_temp.snapshot ORDER BY 1, 2, 3$$,
 	'no failed call changed a position');
 
--- The 1.0 function ----------------------------------------------------------------------------
+-- The batch function without a group ------------------------------------------------------------
 
 SELECT results_eq(
 	$$SELECT "position", outcome::text, sqlstate FROM received_orders.materialize_orders(

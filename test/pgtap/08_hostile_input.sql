@@ -1,11 +1,11 @@
--- 08_hostile_input.sql — issue 10: the batch function under hostile input.
+-- 08_hostile_input.sql — the batch function under hostile input.
 --
 -- 1. No quarantine row is silently lost: the quarantine is unique on the
 --    Kafka coordinates and the digest of the message's bytes.  A redelivery
 --    (same key and value at the same coordinates) is stored once; another
 --    message at the same coordinates (a re-created topic, another cluster, a
---    row forged by a caller) gets its own row.  On 1.0 the second message was
---    reported rejected and stored nowhere.
+--    row forged by a caller) gets its own row, never reported rejected and
+--    stored nowhere.
 -- 2. Storage is bounded: a value (or key) larger than
 --    received_orders.max_event_bytes keeps its first 4096 bytes, its length
 --    and the digest of the whole message; replay_quarantined refuses such a

@@ -1,4 +1,4 @@
--- 09_outbox.sql — issue 11: outbox topics.  The outbox form of
+-- 09_outbox.sql — outbox topics.  The outbox form of
 -- materialize_orders opens each value in the envelope of the relay that
 -- published it and materializes only the selected event type.
 --
@@ -338,8 +338,8 @@ SELECT throws_ok($$INSERT INTO received_orders.received_orders_quarantine
 		VALUES ('x', 0, 0, '\x00', 'rejected', '22023', 'r', sha256('x'), '[1]')$$,
 	'23514', NULL, 'and headers only as an object');
 
--- Headers are bounded like every stored field (issue 24: a 15-byte value
--- with an 8 MB header stored 8 MB of header text): each value keeps its
+-- Headers are bounded like every stored field (else a 15-byte value with
+-- an 8 MB header would store 8 MB of header text): each value keeps its
 -- first 4096 bytes, whole characters, with its length as received.
 CREATE TEMP TABLE huge AS
 SELECT * FROM pg_temp.ob('debezium', 'OrderReceived', 'eventType', 'orders.huge',
@@ -360,9 +360,9 @@ SELECT is((SELECT string_agg(jsonb_build_array(kafka_headers ->> 'eventType',
 	'each keeps its first 4096 bytes (whole characters) and says how long it was; a short one is whole');
 
 -- One rule tells CloudEvents structured mode by its content-type, on both
--- sides: the table of cases the feeder's unit test reads too (issue 24: the
--- feeder skipped " application/cloudevents+json" by its ce_type header while
--- the extension would have opened it as structured).  Each case: a
+-- sides: the table of cases the feeder's unit test reads too (so that the
+-- feeder never skips by its ce_type header a message, such as
+-- " application/cloudevents+json", the extension opens as structured).  Each case: a
 -- structured envelope of the selected type, with a ce_type header naming
 -- another type; structured mode reads the type inside (inserted), binary
 -- mode takes the header's (skipped).

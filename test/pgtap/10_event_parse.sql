@@ -1,4 +1,4 @@
--- 10_event_parse.sql — issue 12: the batch function's fast path for plain
+-- 10_event_parse.sql — the batch function's fast path for plain
 -- events (extension/event_fast.c) stores exactly what jsonb's input function
 -- makes of the value, and every value it gives up on is parsed, accepted or
 -- refused as before.

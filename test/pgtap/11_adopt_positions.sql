@@ -1,6 +1,7 @@
--- 11_adopt_positions.sql — received_orders 1.2's adopt_consumer_position():
--- the one way a Kafka committed offset becomes a position (the feeder's
--- --adopt-kafka-offsets, after the upgrade from 1.0).  Its signature, definer
+-- 11_adopt_positions.sql — received_orders.adopt_consumer_position(): the
+-- one way a Kafka committed offset becomes a position (the feeder's
+-- --adopt-kafka-offsets, after an upgrade from a feeder that kept its
+-- progress in Kafka only).  Its signature, definer
 -- rights and privileges (nobody but its owner, not even the feeder's role,
 -- unless granted); it records a position only where the group has none and
 -- never overwrites one (not forwards, not backwards, not from another group);

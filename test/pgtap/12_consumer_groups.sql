@@ -1,4 +1,4 @@
--- 12_consumer_groups.sql — received_orders 1.2: a consumer group's positions
+-- 12_consumer_groups.sql — a consumer group's positions
 -- belong to a role, and to one Kafka cluster.  The table
 -- received_orders_consumer_groups and the functions check_consumer_group,
 -- consumer_positions(group, cluster) and set_consumer_group_owner as the
@@ -21,7 +21,7 @@ SELECT plan(66);
 
 SET LOCAL client_min_messages = error;
 
--- Two feeders of two groups, each with the 1.2 grant, and a role a DBA
+-- Two feeders of two groups, each with the documented grant, and a role a DBA
 -- lets act for the first (GRANT ro_cg_a TO ro_cg_c).
 CREATE ROLE ro_cg_a NOLOGIN;
 CREATE ROLE ro_cg_b NOLOGIN;
@@ -214,7 +214,7 @@ SELECT is_empty(
 	$$SELECT FROM received_orders.received_orders_consumer_groups WHERE consumer_group = 'g-super' AND owner_role IS NOT NULL$$,
 	'a superuser claims no group');
 
--- Unclaimed groups (as the update from 1.1 leaves them), missing owners ------
+-- Unclaimed groups (as the 1.1--1.2 update script leaves them), missing owners
 
 INSERT INTO received_orders.received_orders_consumer_groups (consumer_group) VALUES ('gu');
 SELECT received_orders.set_consumer_position('gu', 'orders', 0, 40);

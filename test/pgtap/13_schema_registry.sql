@@ -1,4 +1,4 @@
--- 13_schema_registry.sql — issue 26: values framed by a Schema Registry
+-- 13_schema_registry.sql — values framed by a Schema Registry
 -- serializer.  The Schema Registry form of materialize_orders takes the
 -- bytes as received and, per element, the JSON the feeder decoded (an Avro
 -- value), the schema id, or the reason the feeder could not decode it; a

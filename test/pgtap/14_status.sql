@@ -1,4 +1,4 @@
--- 14_status.sql — received_orders 1.2: status from SQL (issue 25).  The
+-- 14_status.sql — status from SQL.  The
 -- table received_orders_feeders (runtime state: not dumped), the positions'
 -- high watermark columns, report_feeder and record_high_watermarks as the
 -- contract says; pg_monitor reads the views feeders, consumer_lag and

@@ -1,5 +1,5 @@
--- 15_replays_counted.sql — received_orders 1.2: a replay is recorded and
--- quarantine_summary counts it (issue 25).  replay_quarantined deletes the
+-- 15_replays_counted.sql — a replay is recorded and quarantine_summary
+-- counts it.  replay_quarantined deletes the
 -- quarantine row and, in the same statement, writes a row of
 -- received_orders_replays (quarantine id, coordinates, outcome, SQLSTATE and
 -- reason as quarantined, the order, what the replay made of it); a failed

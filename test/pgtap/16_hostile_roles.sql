@@ -1,8 +1,8 @@
--- 16_hostile_roles.sql — received_orders 1.3: a feeder's role touches only
+-- 16_hostile_roles.sql — a feeder's role touches only
 -- its own group, within bounds; a monitoring role reads no message text.
 --
 -- A hostile feeder role (granted what a feeder needs) tries each statement
--- that grew or took what was not its own in 1.2, and gets its SQLSTATE:
+-- that would grow or take what is not its own, and gets its SQLSTATE:
 --   - a group with positions and no owner (a superuser's feeder filled it,
 --     or a DBA set a position) cannot be claimed by using it (42501), not
 --     through the batch function, consumer_positions, report_feeder nor

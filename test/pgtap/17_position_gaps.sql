@@ -1,4 +1,4 @@
--- 17_position_gaps.sql — received_orders 1.3 records the offsets a consumer
+-- 17_position_gaps.sql — received_orders records the offsets a consumer
 -- group lost to retention (its position below the partition's earliest
 -- offset) and lets an operator accept them.  The table
 -- received_orders_position_gaps, the view position_gaps and the functions
@@ -21,7 +21,7 @@ SELECT plan(58);
 
 SET LOCAL client_min_messages = error;
 
--- The feeder of group g1 (its documented 1.3 grant), a member of its role
+-- The feeder of group g1 (its documented grant), a member of its role
 -- that may accept, another group's feeder granted everything, and a
 -- monitoring role.
 CREATE ROLE ro_gap_feeder NOLOGIN;

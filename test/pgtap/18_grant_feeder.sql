@@ -62,7 +62,7 @@ INSERT INTO feeder_list VALUES
 	('received_orders.record_position_gap(text, text, integer, bigint, bigint, boolean)');
 
 -- The functions a feeder does not call: the operators', the adoption's
--- (run once by a DBA's role), the groups' check and trigger, 1.0's batch
+-- (run once by a DBA's role), the groups' check and trigger, the batch
 -- function without a group, the single event's, the replay's, these.
 CREATE TEMPORARY TABLE not_feeder_list (f regprocedure PRIMARY KEY);
 INSERT INTO not_feeder_list VALUES
