@@ -1,5 +1,5 @@
 #!/bin/bash
-# 04-demo-outbox.t — `make demo` on an outbox topic (issue 11): demo/run
+# 04-demo-outbox.t — `make demo` on an outbox topic: demo/run
 # --no-build --outbox --events 1000 produces every event as Debezium's
 # outbox router publishes it (schema wrapper, JSON string payload, header
 # eventType=OrderReceived) plus 100 messages of other types, runs the

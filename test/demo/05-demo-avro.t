@@ -1,5 +1,5 @@
 #!/bin/bash
-# 05-demo-avro.t — `demo/run --avro` (issue 26): the generator's stream
+# 05-demo-avro.t — `demo/run --avro`: the generator's stream
 # serialized by Confluent's own AvroSerializer under two schema versions,
 # registered with the stand-in Schema Registry, read by the feeder with
 # --value-format confluent.  demo/run --no-build --avro --events 4000 exits

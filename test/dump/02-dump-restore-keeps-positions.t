@@ -1,13 +1,13 @@
 #!/bin/bash
 # test/dump/02-dump-restore-keeps-positions.t — pg_dump -Fc / pg_restore into
-# a new database keeps the consumer groups' positions (1.1): every row of
+# a new database keeps the consumer groups' positions: every row of
 # received_orders_positions, updated_at included, comes back identically,
 # and the restored positions go on working: consumer_positions reads them, a
 # lower offset leaves them, a higher one advances them, restart_position
-# moves one back from its restored value.  The consumer groups (1.2) come
+# moves one back from its restored value.  The consumer groups come
 # back too: the owner by name (here one of a role this cluster does not
 # have, as after a restore into another cluster) and the Kafka cluster id,
-# which the restored database goes on enforcing.  The position gaps (1.3)
+# which the restored database goes on enforcing.  The position gaps
 # come back identically, and an open one can be accepted there.
 #
 # TAP on stdout.  Uses the harness's cluster, or starts its own when run alone.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 02-schema-squatting.t — issue 10, schema squatting: CREATE EXTENSION adopts
+# 02-schema-squatting.t — schema squatting: CREATE EXTENSION adopts
 # an existing schema named received_orders whoever owns it, so a database
 # owner who pre-created it owned the schema of a superuser's SECURITY DEFINER
 # functions (and could swap the tables they write).  From 1.1 the install

@@ -1,7 +1,6 @@
 #!/bin/bash
 # test/upgrade/04-update-populated-1.1.t — the update from 1.1 to 1.2 on a
-# database a running 1.1 estate left, then the 1.2 feeder on it (issue 25:
-# "the upgrade suite 1.1 → 1.2 on a populated 1.1 database").
+# database a running 1.1 estate left, then the 1.2 feeder on it.
 #
 # A database installed at 1.1 (its frozen scripts) and a feeder's role with
 # 1.1's documented grants.  A topic of two partitions holds a mixed stream

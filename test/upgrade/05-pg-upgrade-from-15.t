@@ -1,7 +1,7 @@
 #!/bin/bash
 # test/upgrade/05-pg-upgrade-from-15.t — a populated PostgreSQL 15 cluster
 # moved to the major under test (upgrade-18: 18) with pg_upgrade, and with
-# pg_dump / pg_restore, as a DBA does (issue 34).
+# pg_dump / pg_restore, as a DBA does.
 #
 # A 15 cluster holds a database with the extension, a least-privilege
 # feeder's role and what feeders left there: orders, quarantined messages,

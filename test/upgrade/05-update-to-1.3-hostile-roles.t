@@ -1,5 +1,5 @@
 #!/bin/bash
-# 05-update-to-1.3-hostile-roles.t — issue 32, points 10 and 14: the update
+# 05-update-to-1.3-hostile-roles.t — the update
 # 1.1 -> 1.2 -> 1.3 of a populated database closes the claim window, refuses
 # objects in its way by name, and a session whose library is older than the
 # installed extension is ended with a hint to reconnect.
