@@ -5,7 +5,7 @@
  *	  the jsonb value also finds the syntax errors, and reports them
  *	  instead of throwing.
  *
- * The batch function used to lex every value twice: a syntax pass that
+ * Two passes lex every value twice: a syntax pass that
  * cannot throw (RoEventCheckRaw), then jsonb's input function.  Here the
  * JSON parser runs once with jsonb's own input callbacks (jsonb.c keeps
  * them static up to PostgreSQL 18, so they are written again below, as 15
@@ -23,7 +23,7 @@
  *	  value, where the two passes reported the syntax error: such a value
  *	  (an escape jsonb refuses, or any number with an exponent, the only
  *	  kind numeric's input may refuse below 1000 characters) goes through
- *	  the two passes as before.
+ *	  the two passes.
  *
  *-------------------------------------------------------------------------
  */
