@@ -46,6 +46,10 @@
 # AK_DETACH=1: ak_start registers no exit handler (the cluster outlives the
 # shell that started it; ak_stop, from ak_attach, ends it).
 #
+# AK_POM: the pom of the jars, default tools/apache-kafka/pom.xml (the
+# pinned 4.x line); tools/apache-kafka/pom-3.x.xml pins a 3.x broker (KRaft,
+# formatted by the same StorageTool command) for the compatibility runs.
+#
 # Cache: $RO_KAFKA_CACHE, else /var/cache/received_orders/kafka when root,
 # else ${XDG_CACHE_HOME:-~/.cache}/received_orders/kafka.
 
@@ -83,12 +87,12 @@ ak__cache() {
 	fi
 }
 
-# ak_install — copy the jars pinned by tools/apache-kafka/pom.xml and their
+# ak_install — copy the jars pinned by $AK_POM (see the header) and their
 # dependencies into the cache, keyed by the pom's digest; Maven verifies
 # every download's checksum (-C, and checksumPolicy fail in the pom).  A
 # finished copy is marked by a stamp file and reused as it is
 ak_install() {
-	local pom=$RO_ROOT/tools/apache-kafka/pom.xml digest dir log
+	local pom=${AK_POM:-$RO_ROOT/tools/apache-kafka/pom.xml} digest dir log
 	digest=$(sha256sum "$pom" | cut -c1-16)
 	dir=$(ak__cache)/$digest
 	AK_LIB=$dir/lib

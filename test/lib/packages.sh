@@ -20,7 +20,9 @@
 #                            the Maven artifacts the named suites need: the
 #                            pinned Apache Kafka jars (ak_install) when a
 #                            suite's *.t or cluster script sources
-#                            test/lib/apache_kafka.sh; nothing otherwise
+#                            test/lib/apache_kafka.sh; Apicurio Registry
+#                            (sr_apicurio_install) when a suite's *.t
+#                            starts it; nothing otherwise
 
 # ro_package_list [SECTION] — the Debian packages named in
 # test/packages.txt, of one section or of all (a PACKAGE@COMMAND line as
@@ -74,17 +76,24 @@ ro_install_packages() {
 }
 
 # ro_install_maven SUITE... — resolve the pinned Apache Kafka jars once, in
-# the package step, when one of the suites uses a real cluster (so a
-# suite's time limit never pays for the download)
+# the package step, when one of the suites uses a real cluster, and build
+# Apicurio Registry when one starts it (so a suite's time limit never pays
+# for the download)
 ro_install_maven() {
-	local name
+	local name kafka= apicurio=
 	for name in "$@"; do
-		if grep -qs 'lib/apache_kafka\.sh' "$RO_ROOT/test/$name"/*.t "$RO_ROOT/test/$name/cluster"; then
-			# shellcheck source=test/lib/apache_kafka.sh
-			. "$RO_ROOT/test/lib/apache_kafka.sh"
-			ak_install
-			return
-		fi
+		grep -qs 'lib/apache_kafka\.sh' "$RO_ROOT/test/$name"/*.t "$RO_ROOT/test/$name/cluster" && kafka=1
+		grep -qs 'sr_apicurio_start' "$RO_ROOT/test/$name"/*.t && apicurio=1
 	done
+	if [[ -n $kafka ]]; then
+		# shellcheck source=test/lib/apache_kafka.sh
+		. "$RO_ROOT/test/lib/apache_kafka.sh"
+		ak_install || return 1
+	fi
+	if [[ -n $apicurio ]]; then
+		# shellcheck source=test/lib/schema_registry.sh
+		. "$RO_ROOT/test/lib/schema_registry.sh"
+		sr_apicurio_install || return 1
+	fi
 	return 0
 }

@@ -25,6 +25,23 @@
 #   sr_produce SPEC OUT_DIR one OUT_DIR/NAME.bin per message of SPEC (see
 #                           produce.js), made by the official serializers;
 #                           prints "NAME ID" lines
+#
+# A real registry beside the stand-in: Apicurio Registry, whose
+# Confluent-compatible API (/apis/ccompat/v7) the same clients use.
+#
+#   sr_apicurio_install     build the Apicurio server pinned by
+#                           tools/apicurio/pom.xml (Quarkus's build of the
+#                           application jar from Maven Central, see the pom)
+#                           into $SR_APICURIO_DIR, once per pom digest
+#   sr_apicurio_start DIR [JAVA_OPTION...]
+#                           start it (in-memory H2 storage, no auth) on a
+#                           free port; sets SR_URL to its ccompat
+#                           API, SR_APICURIO_URL to its root, SR_PID; stopped
+#                           by PID at exit (sr_stop).  JAVA_OPTION: -D
+#                           settings of Apicurio's (registry.ccompat...)
+#
+# Apicurio's cache: $RO_APICURIO_CACHE, else /var/cache/received_orders/
+# apicurio when root, else ${XDG_CACHE_HOME:-~/.cache}/received_orders/apicurio.
 
 SR_URL=
 SR_PID=
@@ -32,6 +49,8 @@ SR_USER=
 SR_CA=
 SR_CLIENT=()		# curl's options of the client certificate, when required
 SR_CLIENT_NODE=()	# produce.js's
+SR_APICURIO_DIR=
+SR_APICURIO_URL=
 
 # sr_npm_install — the pinned npm packages, installed once (see header)
 sr_npm_install() {
@@ -100,4 +119,78 @@ sr_stats() {
 sr_produce() {
 	NODE_EXTRA_CA_CERTS=${SR_CA:-} node "$RO_ROOT/test/schema-registry/produce.js" --registry "$SR_URL" \
 		${SR_USER:+--user "$SR_USER"} "${SR_CLIENT_NODE[@]}" --out "$2" "$1"
+}
+
+# sr_apicurio_install — the Apicurio server, built once (see the header):
+# the pom and its settings (every repository mirrored to Maven Central) are
+# copied into the cache and `mvn package` runs there, checksums enforced;
+# the result is target/apicurio-registry-0-runner.jar and target/lib/
+sr_apicurio_install() {
+	local src=$RO_ROOT/tools/apicurio digest cache
+	if [ -n "${RO_APICURIO_CACHE:-}" ]; then
+		cache=$RO_APICURIO_CACHE
+	elif [ "$EUID" = 0 ]; then
+		cache=/var/cache/received_orders/apicurio
+	else
+		cache=${XDG_CACHE_HOME:-$HOME/.cache}/received_orders/apicurio
+	fi
+	digest=$(cat "$src/pom.xml" "$src/settings.xml" | sha256sum | cut -c1-16)
+	SR_APICURIO_DIR=$cache/$digest
+	[ -f "$SR_APICURIO_DIR/complete" ] && return 0
+	command -v mvn >/dev/null || { echo "# mvn is not installed (Debian package maven)" >&2; return 1; }
+	command -v java >/dev/null || { echo "# java is not installed (Java 17)" >&2; return 1; }
+	rm -rf "$SR_APICURIO_DIR"
+	mkdir -p "$SR_APICURIO_DIR" || return 1
+	cp "$src/pom.xml" "$src/settings.xml" "$SR_APICURIO_DIR/" || return 1
+	echo "# building Apicurio Registry into $SR_APICURIO_DIR" >&2
+	if ! (cd "$SR_APICURIO_DIR" && mvn -B -C -q -s settings.xml package -DskipTests </dev/null >mvn.log 2>&1); then
+		tail -n 20 "$SR_APICURIO_DIR/mvn.log" >&2
+		return 1
+	fi
+	[ -f "$SR_APICURIO_DIR/target/apicurio-registry-0-runner.jar" ] || {
+		echo "# the Quarkus build left no runner jar in $SR_APICURIO_DIR/target" >&2
+		return 1
+	}
+	touch "$SR_APICURIO_DIR/complete"
+}
+
+# sr_apicurio_start DIR [JAVA_OPTION...] — see the header; waits (180 s)
+# until the ccompat API answers on a free port drawn below the ephemeral
+# range (Quarkus's port 0 is not logged at the log level kept here)
+sr_apicurio_start() {
+	local dir=$1 deadline port
+	shift
+	sr_apicurio_install || return 1
+	SR_USER=
+	SR_CA=
+	SR_CLIENT=()
+	SR_CLIENT_NODE=()
+	port=$(perl -MIO::Socket::INET -e '
+		for (1 .. 200) {
+			my $port = 15000 + int(rand(17000));
+			my $sock = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
+				LocalPort => $port, Proto => "tcp", Listen => 1) or next;
+			close $sock;
+			print "$port\n";
+			exit 0;
+		}
+		exit 1;') || return 1
+	: >"$dir/apicurio.log"
+	java -Xms64m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+		-Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
+		"$@" -jar "$SR_APICURIO_DIR/target/apicurio-registry-0-runner.jar" \
+		</dev/null >>"$dir/apicurio.log" 2>&1 &
+	SR_PID=$!
+	[ -n "${RO__SR_EXIT_SET:-}" ] || ro_on_exit sr_stop
+	RO__SR_EXIT_SET=1
+	SR_APICURIO_URL=http://127.0.0.1:$port
+	SR_URL=$SR_APICURIO_URL/apis/ccompat/v7
+	deadline=$((SECONDS + 180))
+	while ((SECONDS < deadline)); do
+		kill -0 "$SR_PID" 2>/dev/null || { tail -n 20 "$dir/apicurio.log" >&2; return 1; }
+		curl -sf --max-time 5 "$SR_URL/subjects" >/dev/null && return 0
+		sleep 0.5
+	done
+	echo "# Apicurio did not serve within 180 s: $(tail -n 20 "$dir/apicurio.log")" >&2
+	return 1
 }

@@ -16,6 +16,8 @@
 // SPEC.json: [{"name": "01", "subject": "orders-value", "type": "AVRO"|"JSON",
 //              "schema": {...}, "value": {...}}, ...]
 // In a value, {"$bytes": "HEX"} is a Buffer (Avro bytes, fixed, decimal).
+// "references": [{"name", "subject", "version"}] registers the schema with
+// references to schemas of other subjects (registered by earlier entries).
 // "header": true names the schema by its GUID in the __value_schema_id
 // header (Confluent's HeaderSchemaIdSerializer) instead of framing the
 // value; the header's bytes go to OUT_DIR/NAME.header.
@@ -52,6 +54,7 @@ async function main() {
 		const id = await client.register(m.subject, {
 			schemaType: m.type,
 			schema: JSON.stringify(m.schema),
+			...(m.references ? { references: m.references } : {}),
 		});
 		const opts = { autoRegister: false, useSchemaId: id };
 		if (m.header)
