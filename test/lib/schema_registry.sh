@@ -121,12 +121,24 @@ sr_produce() {
 		${SR_USER:+--user "$SR_USER"} "${SR_CLIENT_NODE[@]}" --out "$2" "$1"
 }
 
+# sr_maven_central_url — the URL of the installed Maven's default repository
+# (Maven Central), read from its super POM in maven-model-builder's jar
+sr_maven_central_url() {
+	local jar url
+	jar=$(ls "$(dirname "$(readlink -f "$(command -v mvn)")")"/../lib/maven-model-builder-*.jar 2>/dev/null | head -n 1)
+	[ -n "$jar" ] || return 1
+	url=$(unzip -p "$jar" org/apache/maven/model/pom-4.0.0.xml 2>/dev/null |
+		sed -n 's|.*<url>\(https\?://[^<]*\)</url>.*|\1|p' | head -n 1)
+	[ -n "$url" ] || return 1
+	printf '%s\n' "$url"
+}
+
 # sr_apicurio_install — the Apicurio server, built once (see the header):
 # the pom and its settings (every repository mirrored to Maven Central) are
 # copied into the cache and `mvn package` runs there, checksums enforced;
 # the result is target/apicurio-registry-0-runner.jar and target/lib/
 sr_apicurio_install() {
-	local src=$RO_ROOT/tools/apicurio digest cache
+	local src=$RO_ROOT/tools/apicurio digest cache central
 	if [ -n "${RO_APICURIO_CACHE:-}" ]; then
 		cache=$RO_APICURIO_CACHE
 	elif [ "$EUID" = 0 ]; then
@@ -141,7 +153,12 @@ sr_apicurio_install() {
 	command -v java >/dev/null || { echo "# java is not installed (Java 17)" >&2; return 1; }
 	rm -rf "$SR_APICURIO_DIR"
 	mkdir -p "$SR_APICURIO_DIR" || return 1
-	cp "$src/pom.xml" "$src/settings.xml" "$SR_APICURIO_DIR/" || return 1
+	central=$(sr_maven_central_url) || {
+		echo "# could not read Maven's default repository from its super POM" >&2
+		return 1
+	}
+	cp "$src/pom.xml" "$SR_APICURIO_DIR/" || return 1
+	sed "s|@CENTRAL_URL@|$central|" "$src/settings.xml" >"$SR_APICURIO_DIR/settings.xml" || return 1
 	echo "# building Apicurio Registry into $SR_APICURIO_DIR" >&2
 	if ! (cd "$SR_APICURIO_DIR" && mvn -B -C -q -s settings.xml package -DskipTests </dev/null >mvn.log 2>&1); then
 		tail -n 20 "$SR_APICURIO_DIR/mvn.log" >&2
