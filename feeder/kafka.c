@@ -50,6 +50,7 @@
 #include "kafka.h"
 #include "kafka_int.h"
 #include "kafka_log.h"
+#include "kafka_refusal.h"
 #include "kafka_status.h"
 #include "log.h"
 #include "clock.h"
@@ -269,11 +270,83 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 }
 
 /*
+ * kafka_conf_value
+ *		A property of the client's configuration as librdkafka holds it, in
+ *		buf ("" when unset).
+ */
+static const char *
+kafka_conf_value(kafka_consumer *kc, const char *name, char *buf, size_t len)
+{
+	size_t		size = len;
+
+	buf[0] = '\0';
+	if (rd_kafka_conf_get(rd_kafka_conf(kc->rk), name, buf, &size) != RD_KAFKA_CONF_OK)
+		buf[0] = '\0';
+	return buf;
+}
+
+/*
+ * kafka_refused_by
+ *		Whether err is the cluster refusing the feeder (kafka_refusal.c):
+ *		if so, the first time, log what to fix (level fatal,
+ *		event=kafka_refused) and make the loop end with exit 3
+ *		(kafka_refused).  topic: the topic the error is about, NULL for the
+ *		subscription.
+ */
+static int
+kafka_refused_by(kafka_consumer *kc, rd_kafka_resp_err_t err, const char *reason,
+				 const char *topic)
+{
+	kafka_refusal r = kafka_refusal_of(err);
+	kafka_refusal_context ctx;
+	char		protocol[64],
+				mechanism[64],
+				username[256],
+				principal[300],
+				hint[1024];
+	log_line	line;
+
+	if (r == KAFKA_REFUSAL_NONE)
+		return 0;
+	if (kc->refused)
+		return 1;
+	kc->refused = 1;
+	ctx.security_protocol = kafka_conf_value(kc, "security.protocol", protocol,
+											 sizeof(protocol));
+	ctx.mechanism = kafka_conf_value(kc, "sasl.mechanisms", mechanism, sizeof(mechanism));
+	ctx.username = kafka_conf_value(kc, "sasl.username", username, sizeof(username));
+	ctx.group = kc->group;
+	ctx.topic = topic ? topic : kc->topics;
+	kafka_refusal_principal(&ctx, principal, sizeof(principal));
+	kafka_refusal_hint(r, &ctx, hint, sizeof(hint));
+	log_begin(&line, LOG_FATAL, "kafka_refused");
+	log_kv_str(&line, "what", kafka_refusal_name(r));
+	log_kv_str(&line, "error", rd_kafka_err2name(err));
+	log_kv_str(&line, "reason", reason);
+	if (r == KAFKA_REFUSAL_AUTHENTICATION)
+	{
+		log_kv_str(&line, "mechanism", mechanism[0] ? mechanism : "GSSAPI");
+		log_kv_str(&line, "user", username);
+	}
+	if (principal[0])
+		log_kv_str(&line, "principal", principal);
+	if (r == KAFKA_REFUSAL_GROUP && kc->group)
+		log_kv_str(&line, "group", kc->group);
+	if (r == KAFKA_REFUSAL_TOPIC && ctx.topic)
+		log_kv_str(&line, "topic", ctx.topic);
+	log_kv_str(&line, "hint", hint);
+	log_end(&line);
+	return 1;
+}
+
+/*
  * kafka_error_cb
  *		Client-level errors (brokers down, authentication, ...).  librdkafka
  *		recovers from all but fatal ones by itself; a fatal one ends the
- *		feeder with exit code 4.  "All brokers down" marks Kafka down for
- *		the health endpoint until a sign of life (kafka_status.c).
+ *		feeder with exit code 4, the cluster refusing the feeder (SASL
+ *		authentication, a missing ACL) with exit code 3 at once, since no
+ *		retry cures it.  "All brokers down" marks Kafka down for the health
+ *		endpoint until a sign of life (kafka_status.c).
  */
 static void
 kafka_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
@@ -294,6 +367,8 @@ kafka_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 		return;
 	}
 	kc->stats->kafka_errors++;
+	if (kafka_refused_by(kc, (rd_kafka_resp_err_t) err, reason, NULL))
+		return;
 	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
 		kc->up = 0;
 	log_begin(&line, err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
@@ -478,6 +553,32 @@ kafka_read_headers(kafka_consumer *kc, rd_kafka_message_t *rkm, batch_msg *out)
 }
 
 /*
+ * kafka_join_topics
+ *		The subscribed topics as "a, b" (malloc'd), NULL on out of memory.
+ */
+static char *
+kafka_join_topics(const feeder_config *cfg)
+{
+	size_t		len = 1;
+	char	   *out;
+	int			i;
+
+	for (i = 0; i < cfg->ntopics; i++)
+		len += strlen(cfg->topics[i]) + 2;
+	out = malloc(len);
+	if (out == NULL)
+		return NULL;
+	out[0] = '\0';
+	for (i = 0; i < cfg->ntopics; i++)
+	{
+		if (i > 0)
+			strcat(out, ", ");
+		strcat(out, cfg->topics[i]);
+	}
+	return out;
+}
+
+/*
  * kafka_open
  *		Create the consumer from conf (ownership passes to librdkafka on
  *		success; destroyed here on failure) and subscribe to the topics.
@@ -500,6 +601,17 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	}
 	kc->stats = stats;
 	kc->up = -1;
+	kc->group = strdup(cfg->group);
+	kc->topics = kafka_join_topics(cfg);
+	if (kc->group == NULL || kc->topics == NULL)
+	{
+		snprintf(err, errlen, "out of memory");
+		rd_kafka_conf_destroy(conf);
+		free(kc->group);
+		free(kc->topics);
+		free(kc);
+		return NULL;
+	}
 	kc->type_header = cfg->type_header;
 	kc->want_content_type = cfg->envelope != NULL &&
 		strcmp(cfg->envelope, "cloudevents") == 0;
@@ -517,6 +629,8 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	if (kc->rk == NULL)
 	{
 		rd_kafka_conf_destroy(conf);
+		free(kc->group);
+		free(kc->topics);
 		free(kc);
 		return NULL;
 	}
@@ -537,6 +651,8 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	if (kc->wake_q)
 		rd_kafka_queue_destroy(kc->wake_q);
 	rd_kafka_destroy(kc->rk);
+	free(kc->group);
+	free(kc->topics);
 	free(kc);
 	return NULL;
 }
@@ -878,6 +994,12 @@ kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out)
 			log_line	line;
 
 			kc->stats->kafka_errors++;
+			if (kafka_refused_by(kc, rkm->err, rd_kafka_message_errstr(rkm),
+								 rkm->rkt ? rd_kafka_topic_name(rkm->rkt) : NULL))
+			{
+				rd_kafka_message_destroy(rkm);
+				return 0;
+			}
 			log_begin(&line, LOG_WARNING, "consumer_error");
 			if (rkm->rkt)
 			{
@@ -1218,12 +1340,24 @@ kafka_commit_async(kafka_consumer *kc)
 
 /*
  * kafka_fatal
- *		True after librdkafka raised a fatal error.
+ *		True after librdkafka raised a fatal error, or the cluster refused
+ *		the feeder (kafka_refused): the loop ends.
  */
 int
 kafka_fatal(const kafka_consumer *kc)
 {
-	return kc->fatal;
+	return kc->fatal || kc->refused;
+}
+
+/*
+ * kafka_refused
+ *		True after the cluster refused the feeder (SASL authentication, a
+ *		missing ACL): exit 3, the log line saying what to fix.
+ */
+int
+kafka_refused(const kafka_consumer *kc)
+{
+	return kc->refused;
 }
 
 /*
@@ -1258,5 +1392,7 @@ kafka_close(kafka_consumer *kc)
 	for (i = 0; i < kc->nslots; i++)
 		free(kc->slots[i].topic);
 	free(kc->slots);
+	free(kc->group);
+	free(kc->topics);
 	free(kc);
 }

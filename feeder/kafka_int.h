@@ -60,6 +60,9 @@ struct kafka_consumer
 	int			paused;			/* feeder holds the assignment paused */
 	int			rebalanced;		/* assignment changed since last check */
 	int			fatal;			/* librdkafka raised a fatal error */
+	int			refused;		/* the cluster refused us (kafka_refusal.h) */
+	char	   *group;			/* group.id, for a refusal's hint */
+	char	   *topics;			/* the subscription, "a, b", likewise */
 	int			up;				/* brokers reachable: 1, 0, -1 unknown */
 	int			uncommitted;	/* offsets stored since the last commit */
 	int			starts_pending; /* some slot has a start_store */

@@ -920,7 +920,7 @@ loop_run(feeder_app *app)
 			loop_route(app, &m);
 	}
 	loop_finish(app);
-	if (app->db_config_error)
+	if (app->db_config_error || kafka_refused(app->kc))
 		return FEEDER_EXIT_DATABASE;
 	if (app->positions_fatal)
 		return FEEDER_EXIT_POSITIONS;
