@@ -91,6 +91,7 @@ kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition)
 	slots[kc->nslots].partition = partition;
 	slots[kc->nslots].acked = -1;
 	slots[kc->nslots].first_seen = -1;
+	slots[kc->nslots].polled_next = -1;
 	slots[kc->nslots].store_to = -1;
 	slots[kc->nslots].committed = -1;
 	slots[kc->nslots].db_next = -1;
@@ -197,6 +198,7 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 				kc->slots[s].generation = kc->generation;
 				kc->slots[s].acked = -1;
 				kc->slots[s].first_seen = -1;
+				kc->slots[s].polled_next = -1;
 				kc->slots[s].committed = -1;
 				kc->slots[s].waiting_start = !decided ||
 					parts->elems[i].offset == RD_KAFKA_OFFSET_INVALID;
@@ -819,6 +821,7 @@ kafka_slot_restart(kafka_consumer *kc, kafka_slot *slot, int64_t db_next)
 	slot->generation = kc->generation;
 	slot->acked = -1;
 	slot->first_seen = -1;
+	slot->polled_next = -1;
 	slot->db_next = db_next;
 	slot->start_store = db_next;
 	if (slot->start_store >= 0)
@@ -1033,6 +1036,8 @@ kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out)
 		out->generation = kc->slots[s].generation;
 		if (kc->slots[s].first_seen < 0)
 			kc->slots[s].first_seen = rkm->offset;
+		if (rkm->offset + 1 > kc->slots[s].polled_next)
+			kc->slots[s].polled_next = rkm->offset + 1;
 	}
 	kc->stats->consumed++;
 	kc->up = 1;
@@ -1158,6 +1163,78 @@ kafka_store_offsets(kafka_consumer *kc, const batch *b)
 	rd_kafka_topic_partition_list_destroy(list);
 	for (i = 0; i < kc->nslots; i++)
 		kc->slots[i].store_to = -1;
+	return n;
+}
+
+/*
+ * kafka_ack_positions
+ *		Acknowledge, past what the last batch stored, the records a
+ *		partition holds but never hands to the application: the commit
+ *		and abort markers of transactions (control records) and the
+ *		messages of aborted transactions (isolation.level read_committed).
+ *		Without it the group's committed offset, and the lag computed from
+ *		it, stay one marker short of the end offset for ever.  The
+ *		consumer's position (rd_kafka_position) moves past those records
+ *		once the application has polled up to them; a partition whose
+ *		every message consumed in this generation is stored (acked reaches
+ *		polled_next: none is held in a batch, in flight or waiting) and
+ *		whose position lies beyond acked has only such records in between,
+ *		so its position is stored.  The database's position (db_next) is
+ *		left as the batches recorded it (the offset after the last message
+ *		stored): the markers hold no event, and a restart reads them again
+ *		at no cost.  Called by the loop when a poll came back empty, before
+ *		kafka_commit_async.  Returns the number of partitions stored.
+ */
+int
+kafka_ack_positions(kafka_consumer *kc)
+{
+	rd_kafka_topic_partition_list_t *list;
+	int			i,
+				n = 0;
+
+	list = rd_kafka_topic_partition_list_new(kc->nslots > 0 ? kc->nslots : 1);
+	for (i = 0; i < kc->nslots; i++)
+	{
+		kafka_slot *slot = &kc->slots[i];
+
+		if (!slot->assigned || slot->waiting_start || slot->acked < 0 ||
+			slot->acked < slot->polled_next)
+			continue;
+		rd_kafka_topic_partition_list_add(list, slot->topic, slot->partition);
+	}
+	if (list->cnt == 0 ||
+		rd_kafka_position(kc->rk, list) != RD_KAFKA_RESP_ERR_NO_ERROR)
+	{
+		rd_kafka_topic_partition_list_destroy(list);
+		return 0;
+	}
+	for (i = 0; i < list->cnt; i++)
+	{
+		rd_kafka_topic_partition_t *p = &list->elems[i];
+		int			s = kafka_slot_find(kc, p->topic, p->partition);
+
+		if (s < 0 || p->err || p->offset <= kc->slots[s].acked)
+			p->offset = RD_KAFKA_OFFSET_INVALID;
+	}
+	for (i = 0; i < list->cnt; i++)
+	{
+		rd_kafka_topic_partition_t *p = &list->elems[i];
+		rd_kafka_topic_partition_list_t *one;
+
+		if (p->offset < 0)
+			continue;
+		one = rd_kafka_topic_partition_list_new(1);
+		rd_kafka_topic_partition_list_add(one, p->topic, p->partition)->offset = p->offset;
+		if (rd_kafka_offsets_store(kc->rk, one) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+			one->elems[0].err == RD_KAFKA_RESP_ERR_NO_ERROR)
+		{
+			kc->slots[kafka_slot_find(kc, p->topic, p->partition)].acked = p->offset;
+			kc->uncommitted = 1;
+			n++;
+		}
+		rd_kafka_topic_partition_list_destroy(one);
+	}
+	rd_kafka_topic_partition_list_destroy(list);
 	return n;
 }
 

@@ -26,6 +26,8 @@ typedef struct kafka_slot
 	uint64_t	generation;
 	int64_t		acked;			/* last stored offset (next to read), -1 */
 	int64_t		first_seen;		/* first offset consumed this generation */
+	int64_t		polled_next;	/* offset + 1 of the last message consumed
+								 * this generation, -1: none */
 	int64_t		store_to;		/* scratch for kafka_store_offsets */
 	int64_t		committed;		/* last offset seen committed, -1 */
 	int64_t		db_next;		/* next offset the database holds for us, -1 */
