@@ -7,7 +7,10 @@
  * Offsets: enable.auto.offset.store is pinned to false, so librdkafka
  * stores nothing by itself; kafka_store_offsets() stores offset+1 of the
  * last message of each partition of a batch, called only after the batch's
- * database transaction committed.  enable.auto.commit stays true: the
+ * database transaction committed; when everything consumed of a partition
+ * is stored, kafka_ack_positions moves its stored offset up to the
+ * consumer's position, past the transaction markers and aborted messages
+ * librdkafka never hands over.  enable.auto.commit stays true: the
  * background commit only ever sends stored offsets.  On revoke and at
  * shutdown the stored offsets are committed synchronously; when the loop
  * finds nothing to fetch, asynchronously (kafka_commit_async).
