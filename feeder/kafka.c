@@ -7,7 +7,10 @@
  * Offsets: enable.auto.offset.store is pinned to false, so librdkafka
  * stores nothing by itself; kafka_store_offsets() stores offset+1 of the
  * last message of each partition of a batch, called only after the batch's
- * database transaction committed.  enable.auto.commit stays true: the
+ * database transaction committed; when everything consumed of a partition
+ * is stored, kafka_ack_positions moves its stored offset up to the
+ * consumer's position, past the transaction markers and aborted messages
+ * librdkafka never hands over.  enable.auto.commit stays true: the
  * background commit only ever sends stored offsets.  On revoke and at
  * shutdown the stored offsets are committed synchronously; when the loop
  * finds nothing to fetch, asynchronously (kafka_commit_async).
@@ -50,6 +53,7 @@
 #include "kafka.h"
 #include "kafka_int.h"
 #include "kafka_log.h"
+#include "kafka_refusal.h"
 #include "kafka_status.h"
 #include "log.h"
 #include "clock.h"
@@ -90,6 +94,7 @@ kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition)
 	slots[kc->nslots].partition = partition;
 	slots[kc->nslots].acked = -1;
 	slots[kc->nslots].first_seen = -1;
+	slots[kc->nslots].polled_next = -1;
 	slots[kc->nslots].store_to = -1;
 	slots[kc->nslots].committed = -1;
 	slots[kc->nslots].db_next = -1;
@@ -196,6 +201,7 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 				kc->slots[s].generation = kc->generation;
 				kc->slots[s].acked = -1;
 				kc->slots[s].first_seen = -1;
+				kc->slots[s].polled_next = -1;
 				kc->slots[s].committed = -1;
 				kc->slots[s].waiting_start = !decided ||
 					parts->elems[i].offset == RD_KAFKA_OFFSET_INVALID;
@@ -269,11 +275,83 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 }
 
 /*
+ * kafka_conf_value
+ *		A property of the client's configuration as librdkafka holds it, in
+ *		buf ("" when unset).
+ */
+static const char *
+kafka_conf_value(kafka_consumer *kc, const char *name, char *buf, size_t len)
+{
+	size_t		size = len;
+
+	buf[0] = '\0';
+	if (rd_kafka_conf_get(rd_kafka_conf(kc->rk), name, buf, &size) != RD_KAFKA_CONF_OK)
+		buf[0] = '\0';
+	return buf;
+}
+
+/*
+ * kafka_refused_by
+ *		Whether err is the cluster refusing the feeder (kafka_refusal.c):
+ *		if so, the first time, log what to fix (level fatal,
+ *		event=kafka_refused) and make the loop end with exit 3
+ *		(kafka_refused).  topic: the topic the error is about, NULL for the
+ *		subscription.
+ */
+static int
+kafka_refused_by(kafka_consumer *kc, rd_kafka_resp_err_t err, const char *reason,
+				 const char *topic)
+{
+	kafka_refusal r = kafka_refusal_of(err);
+	kafka_refusal_context ctx;
+	char		protocol[64],
+				mechanism[64],
+				username[256],
+				principal[300],
+				hint[1024];
+	log_line	line;
+
+	if (r == KAFKA_REFUSAL_NONE)
+		return 0;
+	if (kc->refused)
+		return 1;
+	kc->refused = 1;
+	ctx.security_protocol = kafka_conf_value(kc, "security.protocol", protocol,
+											 sizeof(protocol));
+	ctx.mechanism = kafka_conf_value(kc, "sasl.mechanisms", mechanism, sizeof(mechanism));
+	ctx.username = kafka_conf_value(kc, "sasl.username", username, sizeof(username));
+	ctx.group = kc->group;
+	ctx.topic = topic ? topic : kc->topics;
+	kafka_refusal_principal(&ctx, principal, sizeof(principal));
+	kafka_refusal_hint(r, &ctx, hint, sizeof(hint));
+	log_begin(&line, LOG_FATAL, "kafka_refused");
+	log_kv_str(&line, "what", kafka_refusal_name(r));
+	log_kv_str(&line, "error", rd_kafka_err2name(err));
+	log_kv_str(&line, "reason", reason);
+	if (r == KAFKA_REFUSAL_AUTHENTICATION)
+	{
+		log_kv_str(&line, "mechanism", mechanism[0] ? mechanism : "GSSAPI");
+		log_kv_str(&line, "user", username);
+	}
+	if (principal[0])
+		log_kv_str(&line, "principal", principal);
+	if (r == KAFKA_REFUSAL_GROUP && kc->group)
+		log_kv_str(&line, "group", kc->group);
+	if (r == KAFKA_REFUSAL_TOPIC && ctx.topic)
+		log_kv_str(&line, "topic", ctx.topic);
+	log_kv_str(&line, "hint", hint);
+	log_end(&line);
+	return 1;
+}
+
+/*
  * kafka_error_cb
  *		Client-level errors (brokers down, authentication, ...).  librdkafka
  *		recovers from all but fatal ones by itself; a fatal one ends the
- *		feeder with exit code 4.  "All brokers down" marks Kafka down for
- *		the health endpoint until a sign of life (kafka_status.c).
+ *		feeder with exit code 4, the cluster refusing the feeder (SASL
+ *		authentication, a missing ACL) with exit code 3 at once, since no
+ *		retry cures it.  "All brokers down" marks Kafka down for the health
+ *		endpoint until a sign of life (kafka_status.c).
  */
 static void
 kafka_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
@@ -294,6 +372,8 @@ kafka_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 		return;
 	}
 	kc->stats->kafka_errors++;
+	if (kafka_refused_by(kc, (rd_kafka_resp_err_t) err, reason, NULL))
+		return;
 	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
 		kc->up = 0;
 	log_begin(&line, err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
@@ -478,6 +558,32 @@ kafka_read_headers(kafka_consumer *kc, rd_kafka_message_t *rkm, batch_msg *out)
 }
 
 /*
+ * kafka_join_topics
+ *		The subscribed topics as "a, b" (malloc'd), NULL on out of memory.
+ */
+static char *
+kafka_join_topics(const feeder_config *cfg)
+{
+	size_t		len = 1;
+	char	   *out;
+	int			i;
+
+	for (i = 0; i < cfg->ntopics; i++)
+		len += strlen(cfg->topics[i]) + 2;
+	out = malloc(len);
+	if (out == NULL)
+		return NULL;
+	out[0] = '\0';
+	for (i = 0; i < cfg->ntopics; i++)
+	{
+		if (i > 0)
+			strcat(out, ", ");
+		strcat(out, cfg->topics[i]);
+	}
+	return out;
+}
+
+/*
  * kafka_open
  *		Create the consumer from conf (ownership passes to librdkafka on
  *		success; destroyed here on failure) and subscribe to the topics.
@@ -500,6 +606,17 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	}
 	kc->stats = stats;
 	kc->up = -1;
+	kc->group = strdup(cfg->group);
+	kc->topics = kafka_join_topics(cfg);
+	if (kc->group == NULL || kc->topics == NULL)
+	{
+		snprintf(err, errlen, "out of memory");
+		rd_kafka_conf_destroy(conf);
+		free(kc->group);
+		free(kc->topics);
+		free(kc);
+		return NULL;
+	}
 	kc->type_header = cfg->type_header;
 	kc->want_content_type = cfg->envelope != NULL &&
 		strcmp(cfg->envelope, "cloudevents") == 0;
@@ -517,6 +634,8 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	if (kc->rk == NULL)
 	{
 		rd_kafka_conf_destroy(conf);
+		free(kc->group);
+		free(kc->topics);
 		free(kc);
 		return NULL;
 	}
@@ -537,6 +656,8 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	if (kc->wake_q)
 		rd_kafka_queue_destroy(kc->wake_q);
 	rd_kafka_destroy(kc->rk);
+	free(kc->group);
+	free(kc->topics);
 	free(kc);
 	return NULL;
 }
@@ -703,6 +824,7 @@ kafka_slot_restart(kafka_consumer *kc, kafka_slot *slot, int64_t db_next)
 	slot->generation = kc->generation;
 	slot->acked = -1;
 	slot->first_seen = -1;
+	slot->polled_next = -1;
 	slot->db_next = db_next;
 	slot->start_store = db_next;
 	if (slot->start_store >= 0)
@@ -878,6 +1000,12 @@ kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out)
 			log_line	line;
 
 			kc->stats->kafka_errors++;
+			if (kafka_refused_by(kc, rkm->err, rd_kafka_message_errstr(rkm),
+								 rkm->rkt ? rd_kafka_topic_name(rkm->rkt) : NULL))
+			{
+				rd_kafka_message_destroy(rkm);
+				return 0;
+			}
 			log_begin(&line, LOG_WARNING, "consumer_error");
 			if (rkm->rkt)
 			{
@@ -911,6 +1039,8 @@ kafka_poll(kafka_consumer *kc, int timeout_ms, batch_msg *out)
 		out->generation = kc->slots[s].generation;
 		if (kc->slots[s].first_seen < 0)
 			kc->slots[s].first_seen = rkm->offset;
+		if (rkm->offset + 1 > kc->slots[s].polled_next)
+			kc->slots[s].polled_next = rkm->offset + 1;
 	}
 	kc->stats->consumed++;
 	kc->up = 1;
@@ -1036,6 +1166,78 @@ kafka_store_offsets(kafka_consumer *kc, const batch *b)
 	rd_kafka_topic_partition_list_destroy(list);
 	for (i = 0; i < kc->nslots; i++)
 		kc->slots[i].store_to = -1;
+	return n;
+}
+
+/*
+ * kafka_ack_positions
+ *		Acknowledge, past what the last batch stored, the records a
+ *		partition holds but never hands to the application: the commit
+ *		and abort markers of transactions (control records) and the
+ *		messages of aborted transactions (isolation.level read_committed).
+ *		Without it the group's committed offset, and the lag computed from
+ *		it, stay one marker short of the end offset for ever.  The
+ *		consumer's position (rd_kafka_position) moves past those records
+ *		once the application has polled up to them; a partition whose
+ *		every message consumed in this generation is stored (acked reaches
+ *		polled_next: none is held in a batch, in flight or waiting) and
+ *		whose position lies beyond acked has only such records in between,
+ *		so its position is stored.  The database's position (db_next) is
+ *		left as the batches recorded it (the offset after the last message
+ *		stored): the markers hold no event, and a restart reads them again
+ *		at no cost.  Called by the loop when a poll came back empty, before
+ *		kafka_commit_async.  Returns the number of partitions stored.
+ */
+int
+kafka_ack_positions(kafka_consumer *kc)
+{
+	rd_kafka_topic_partition_list_t *list;
+	int			i,
+				n = 0;
+
+	list = rd_kafka_topic_partition_list_new(kc->nslots > 0 ? kc->nslots : 1);
+	for (i = 0; i < kc->nslots; i++)
+	{
+		kafka_slot *slot = &kc->slots[i];
+
+		if (!slot->assigned || slot->waiting_start || slot->acked < 0 ||
+			slot->acked < slot->polled_next)
+			continue;
+		rd_kafka_topic_partition_list_add(list, slot->topic, slot->partition);
+	}
+	if (list->cnt == 0 ||
+		rd_kafka_position(kc->rk, list) != RD_KAFKA_RESP_ERR_NO_ERROR)
+	{
+		rd_kafka_topic_partition_list_destroy(list);
+		return 0;
+	}
+	for (i = 0; i < list->cnt; i++)
+	{
+		rd_kafka_topic_partition_t *p = &list->elems[i];
+		int			s = kafka_slot_find(kc, p->topic, p->partition);
+
+		if (s < 0 || p->err || p->offset <= kc->slots[s].acked)
+			p->offset = RD_KAFKA_OFFSET_INVALID;
+	}
+	for (i = 0; i < list->cnt; i++)
+	{
+		rd_kafka_topic_partition_t *p = &list->elems[i];
+		rd_kafka_topic_partition_list_t *one;
+
+		if (p->offset < 0)
+			continue;
+		one = rd_kafka_topic_partition_list_new(1);
+		rd_kafka_topic_partition_list_add(one, p->topic, p->partition)->offset = p->offset;
+		if (rd_kafka_offsets_store(kc->rk, one) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+			one->elems[0].err == RD_KAFKA_RESP_ERR_NO_ERROR)
+		{
+			kc->slots[kafka_slot_find(kc, p->topic, p->partition)].acked = p->offset;
+			kc->uncommitted = 1;
+			n++;
+		}
+		rd_kafka_topic_partition_list_destroy(one);
+	}
+	rd_kafka_topic_partition_list_destroy(list);
 	return n;
 }
 
@@ -1218,12 +1420,24 @@ kafka_commit_async(kafka_consumer *kc)
 
 /*
  * kafka_fatal
- *		True after librdkafka raised a fatal error.
+ *		True after librdkafka raised a fatal error, or the cluster refused
+ *		the feeder (kafka_refused): the loop ends.
  */
 int
 kafka_fatal(const kafka_consumer *kc)
 {
-	return kc->fatal;
+	return kc->fatal || kc->refused;
+}
+
+/*
+ * kafka_refused
+ *		True after the cluster refused the feeder (SASL authentication, a
+ *		missing ACL): exit 3, the log line saying what to fix.
+ */
+int
+kafka_refused(const kafka_consumer *kc)
+{
+	return kc->refused;
 }
 
 /*
@@ -1258,5 +1472,7 @@ kafka_close(kafka_consumer *kc)
 	for (i = 0; i < kc->nslots; i++)
 		free(kc->slots[i].topic);
 	free(kc->slots);
+	free(kc->group);
+	free(kc->topics);
 	free(kc);
 }

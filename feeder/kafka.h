@@ -74,6 +74,8 @@ extern int	kafka_is_paused(const kafka_consumer *kc);
 extern void kafka_commit_sync(kafka_consumer *kc, const char *why);
 extern int	kafka_commit_async(kafka_consumer *kc);
 extern int	kafka_fatal(const kafka_consumer *kc);
+extern int	kafka_refused(const kafka_consumer *kc);
+extern int	kafka_ack_positions(kafka_consumer *kc);
 extern void kafka_close(kafka_consumer *kc);
 
 #endif							/* FEEDER_KAFKA_H */

@@ -26,6 +26,8 @@ typedef struct kafka_slot
 	uint64_t	generation;
 	int64_t		acked;			/* last stored offset (next to read), -1 */
 	int64_t		first_seen;		/* first offset consumed this generation */
+	int64_t		polled_next;	/* offset + 1 of the last message consumed
+								 * this generation, -1: none */
 	int64_t		store_to;		/* scratch for kafka_store_offsets */
 	int64_t		committed;		/* last offset seen committed, -1 */
 	int64_t		db_next;		/* next offset the database holds for us, -1 */
@@ -60,6 +62,9 @@ struct kafka_consumer
 	int			paused;			/* feeder holds the assignment paused */
 	int			rebalanced;		/* assignment changed since last check */
 	int			fatal;			/* librdkafka raised a fatal error */
+	int			refused;		/* the cluster refused us (kafka_refusal.h) */
+	char	   *group;			/* group.id, for a refusal's hint */
+	char	   *topics;			/* the subscription, "a, b", likewise */
 	int			up;				/* brokers reachable: 1, 0, -1 unknown */
 	int			uncommitted;	/* offsets stored since the last commit */
 	int			starts_pending; /* some slot has a start_store */

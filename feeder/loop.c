@@ -712,8 +712,12 @@ loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
 	{
 		int64_t		now = clock_now_ms();
 
-		if (now >= app->next_idle_commit_ms && kafka_commit_async(app->kc))
-			app->next_idle_commit_ms = now + LOOP_IDLE_COMMIT_INTERVAL_MS;
+		if (now >= app->next_idle_commit_ms)
+		{
+			kafka_ack_positions(app->kc);
+			if (kafka_commit_async(app->kc))
+				app->next_idle_commit_ms = now + LOOP_IDLE_COMMIT_INTERVAL_MS;
+		}
 	}
 	loop_tick(app);
 	return got;
@@ -920,7 +924,7 @@ loop_run(feeder_app *app)
 			loop_route(app, &m);
 	}
 	loop_finish(app);
-	if (app->db_config_error)
+	if (app->db_config_error || kafka_refused(app->kc))
 		return FEEDER_EXIT_DATABASE;
 	if (app->positions_fatal)
 		return FEEDER_EXIT_POSITIONS;

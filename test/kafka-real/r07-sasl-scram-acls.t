@@ -2,17 +2,17 @@
 # r07-sasl-scram-acls.t — the feeder on the SASL_SSL listener (TLS with a
 # certificate the test's CA file holds, StandardAuthorizer, ACLs limited to
 # the topic and the group): with SCRAM-SHA-512 and the right password it
-# works; with a wrong password, or with a user lacking the group's ACL, it
-# exits 3 at once with a reason naming what is missing, never a retry loop.
-# The same with PLAIN over SASL_SSL shows TLS and the ACLs on their own.
+# works; with a wrong password, with a user lacking the group's ACL, or a
+# topic without the user's ACL, it exits 3 at once with a reason naming
+# what is missing (event=kafka_refused: the mechanism and user, or the ACL,
+# resource and principal), never a retry loop.  The same with PLAIN over
+# SASL_SSL shows TLS and the ACLs on their own.
 #
-# Known, kept visible as TODO (counted, not failing make test):
-# - librdkafka 2.0.2 (Debian 12) cannot authenticate with SCRAM to Kafka 4:
-#   it repeats the client nonce in its client-final message, which Kafka 4
-#   rejects as invalid credentials even for the right password (fixed in
-#   librdkafka 2.6.1, confluentinc/librdkafka#4895);
-# - the feeder treats Kafka's authentication and authorization errors as
-#   transient and retries for ever (no exit 3).
+# Known, kept visible as TODO (counted, not failing make test): librdkafka
+# 2.0.2 (Debian 12) cannot authenticate with SCRAM to Kafka 4: it repeats
+# the client nonce in its client-final message, which Kafka 4 rejects as
+# invalid credentials even for the right password (fixed in librdkafka
+# 2.6.1, confluentinc/librdkafka#4895).
 
 RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 # shellcheck source=test/kafka-real/lib.sh
@@ -21,9 +21,9 @@ RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 PARTITIONS=3
 E2E_TOPIC=r07-orders-$$
 GROUP=r07-group-$$
+SECRET_TOPIC=r07-secret-$$
 TODO_SCRAM="# TODO librdkafka 2.0.2: SCRAM refused by Kafka 4 (nonce bug, fixed in 2.6.1)"
-TODO_EXIT3="# TODO feeder: Kafka authentication/authorization errors are retried, not exit 3"
-plan 14
+plan 20
 
 # acl ARGS... — AclCommand against the PLAINTEXT listener (a super user);
 # Kafka 3.x keeps it in the broker's jar as kafka.admin.AclCommand (the
@@ -42,8 +42,8 @@ sasl_feeder() {
 		--batch-size 50 "${KR_SASL_ARGS[@]}"
 }
 
-# refused NAME DESC TODO REGEX — the feeder exits within 20 s, with 3, its
-# log naming the refusal (REGEX); three test points
+# refused NAME DESC REGEX — the feeder exits within 20 s, with 3, its
+# kafka_refused line matching REGEX (what to fix); three test points
 refused() {
 	local rc
 	if feeder_wait_exit "$1" 20; then
@@ -51,17 +51,19 @@ refused() {
 		tap_ok 0 "$2: the feeder exits within 20 s"
 	else
 		rc=running
-		todo tap_ok 1 "$2: the feeder exits within 20 s $3"
+		tap_ok 1 "$2: the feeder exits within 20 s"
 		feeder_kill "$1"
 	fi
-	todo is "$rc" 3 "$2: exit status 3 $3"
-	todo check "$2: its log names the refusal $3" grep -Eiq "$4" "$E2E_TMP/$1.log"
+	is "$rc" 3 "$2: exit status 3"
+	check "$2: its log names what to fix" grep -Eq "level=fatal event=kafka_refused .*$3" "$E2E_TMP/$1.log"
+	tap_last_ok || diag "$(tail -5 "$E2E_TMP/$1.log")"
 }
 
 kr_cluster || bail "could not start Apache Kafka"
 [ -n "$AK_SASL_BOOTSTRAP" ] || bail "the cluster has no SASL_SSL listener"
 e2e_setup_db || bail "could not set up the database"
 kr_topic "$E2E_TOPIC" $PARTITIONS || bail "could not create $E2E_TOPIC"
+kr_topic "$SECRET_TOPIC" 1 || bail "could not create $SECRET_TOPIC"
 produce_part 1 300 || bail "kcat could not produce"
 
 check "ACLs: $KR_SASL_USER may read and describe the topic and read the group" \
@@ -80,8 +82,18 @@ check "PLAIN over SASL_SSL with the ACLs: the database reaches the end offsets" 
 kr_account "$GROUP" "SASL_SSL"
 feeder_stop plain
 
-sasl_feeder wrongpw "$KR_SASL_USER" not-the-password SCRAM-SHA-512
-refused wrongpw "wrong password" "$TODO_EXIT3" 'authenticat|credentials|sasl'
+sasl_feeder wrongpw "$KR_SASL_USER" not-the-password PLAIN
+refused wrongpw "PLAIN, wrong password" \
+	"what=authentication .*mechanism=PLAIN user=$KR_SASL_USER .*hint=.*sasl.password"
+sasl_feeder wrongscram "$KR_SASL_USER" not-the-password SCRAM-SHA-512
+refused wrongscram "SCRAM-SHA-512, wrong password" \
+	"what=authentication .*mechanism=SCRAM-SHA-512 user=$KR_SASL_USER"
 sasl_feeder noacl "$KR_SASL_OTHER" nobody-secret PLAIN
-refused noacl "no ACL on the group" "$TODO_EXIT3" "group.*$GROUP|$GROUP.*(authori|acl)"
+refused noacl "no ACL on the group" \
+	"what=group_acl .*principal=User:$KR_SASL_OTHER group=$GROUP .*READ on the consumer group"
+kr_sasl_args "$KR_SASL_USER" "$KR_SASL_PASSWORD" PLAIN
+KAFKA_BOOTSTRAP=$AK_SASL_BOOTSTRAP feeder_start notopic "$SECRET_TOPIC" "$GROUP" \
+	--batch-size 50 "${KR_SASL_ARGS[@]}"
+refused notopic "no ACL on the topic" \
+	"what=topic_acl .*principal=User:$KR_SASL_USER topic=$SECRET_TOPIC .*READ and DESCRIBE on the topic"
 tap_done

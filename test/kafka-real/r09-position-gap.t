@@ -1,0 +1,151 @@
+#!/bin/bash
+# r09-position-gap.t — retention past the database's position on the real
+# cluster: the feeder stopped, more orders produced, Kafka's own
+# DeleteRecords (org.apache.kafka.tools.DeleteRecordsCommand, what
+# kafka-delete-records.sh runs) moves partition 0's log start past the
+# database's position.  The feeder started again: partition 0 waits alone
+# while the others flow; the gap is in SQL (received_orders.position_gaps:
+# first and last offset lost) and in the log (event=position_gap);
+# accept_position_gap, and the same process resumes partition 0 at the log
+# start, without a restart.  The account: every order still in Kafka stored
+# once, exactly the deleted offsets missing, nothing acknowledged ahead of
+# the database at any check.
+
+RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
+# shellcheck source=test/kafka-real/lib.sh
+. "$RO_ROOT/test/kafka-real/lib.sh"
+
+PARTITIONS=3
+DELETED=40
+E2E_TOPIC=r09-orders-$$
+GROUP=r09-group-$$
+FEEDER_ARGS=(--batch-size 50 --batch-wait-ms 20 --retry-backoff-max-ms 1000)
+plan 20
+
+# position P — the database's next offset of partition P of the group
+position() {
+	db_positions "$GROUP" | awk -v p="$1" '$2 == p { print $3 }'
+}
+
+# watermark P low|high — partition P's low or high watermark
+watermark() {
+	kafka_end_offsets "$E2E_TOPIC" | awk -v p="$1" -v w="$2" '$2 == p { print (w == "low" ? $3 : $4) }'
+}
+
+# partitions_caught_up P... — the database's position of each partition P
+# is its high watermark
+partitions_caught_up() {
+	local p
+	for p in "$@"; do
+		[ "$(position "$p")" = "$(watermark "$p" high)" ] || return 1
+	done
+}
+
+# gap_rows — "PARTITION|FIRST|LAST|OPEN|ACCEPTED_BY" of the group's gaps
+gap_rows() {
+	sql "SELECT kafka_partition || '|' || first_lost || '|' || last_lost || '|' || open || '|'
+	            || coalesce(accepted_by::text, '')
+	       FROM received_orders.position_gaps WHERE consumer_group = '$GROUP'
+	      ORDER BY kafka_partition, first_lost"
+}
+
+# gap_is ROWS — gap_rows prints ROWS
+gap_is() {
+	[ "$(gap_rows)" = "$1" ]
+}
+
+# no_acks_ahead — no committed offset of the group ahead of the database
+no_acks_ahead() {
+	local ahead
+	ahead=$(kr_acks_ahead "$GROUP") || return 1
+	[ -z "$ahead" ] || diag "acknowledged ahead of the database: $ahead"
+	[ -z "$ahead" ]
+}
+
+# delete_records P OFFSET — Kafka's DeleteRecords: partition P's log start
+# moves to OFFSET
+delete_records() {
+	printf '{"version":1,"partitions":[{"topic":"%s","partition":%d,"offset":%d}]}\n' \
+		"$E2E_TOPIC" "$1" "$2" >"$E2E_TMP/delete.json"
+	ak_java org.apache.kafka.tools.DeleteRecordsCommand --bootstrap-server "$AK_BOOTSTRAP" \
+		--offset-json-file "$E2E_TMP/delete.json" >"$E2E_TMP/delete.out" 2>&1
+}
+
+kr_cluster || bail "could not start Apache Kafka"
+e2e_setup_db || bail "could not set up the database"
+kr_topic "$E2E_TOPIC" $PARTITIONS || bail "could not create $E2E_TOPIC"
+
+# part 1: every partition consumed, then the feeder stops
+produce_part 1 200 || bail "kcat could not produce"
+feeder_start f "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
+check "the feeder consumes every partition" db_wait_caught_up "$GROUP" 90
+check "Kafka's committed offsets follow" kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 30
+feeder_stop f
+is "$?" 0 "SIGTERM: the feeder exits 0"
+part1_lines=$(wc -l <"$E2E_MANIFEST")
+db0=$(position 0)
+
+# while it is stopped: plain orders on every partition, then DeleteRecords
+# takes the first DELETED of them on partition 0
+for ((p = 0; p < PARTITIONS; p++)); do
+	for ((i = 1; i <= 100; i++)); do
+		n=$((500000 + p * 1000 + i))
+		msg "$p" "o$n" insert "$n" "EXT-$n" - "$(event "$n" "EXT-$n")"
+	done
+done
+flush || bail "kcat could not produce"
+low0=$((db0 + DELETED))
+check "DeleteRecords moves partition 0's log start to $low0" delete_records 0 "$low0"
+tap_last_ok || diag "$(cat "$E2E_TMP/delete.out")"
+is "$(watermark 0 low)" "$low0" "partition 0's low watermark is $low0, past the database's position $db0"
+
+# the feeder starts without --accept-position-loss; partitions 1 and 2 get
+# more orders while partition 0 waits
+feeder_start f "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
+pid=${FEEDER_PIDS[f]}
+check "the gap appears in SQL: $E2E_TOPIC [0], offsets $db0 to $((low0 - 1)), open" \
+	ro_wait_until 60 gap_is "0|$db0|$((low0 - 1))|true|"
+check "one line names the gap: first_lost $db0, last_lost $((low0 - 1)), action wait" \
+	bash -c 'grep -Eq "event=position_gap .*partition=0 first_lost=$1 last_lost=$2 .*action=wait" "$3"' \
+	_ "$db0" "$((low0 - 1))" "$E2E_TMP/f.log"
+for ((p = 1; p < PARTITIONS; p++)); do
+	mixed_stream $p 201 300
+done
+flush || bail "kcat could not produce"
+check "partitions 1 and 2 keep flowing: their later orders reach the database" \
+	ro_wait_until 90 partitions_caught_up 1 2
+check "partition 0 waits: its database position has not moved" test "$(position 0)" = "$db0"
+check "nothing is acknowledged ahead of the database while partition 0 waits" no_acks_ahead
+
+# the operator accepts the gap
+accepted=$(sql "SELECT received_orders.accept_position_gap('$GROUP', '$E2E_TOPIC', 0)" 2>/dev/null)
+is "$accepted" "$low0" "accept_position_gap answers the new position: the log start, $low0"
+is "$(gap_rows)" "0|$db0|$((low0 - 1))|false|$(sql "SELECT session_user")" \
+	"the gap records who accepted it"
+check "the same feeder resumes partition 0 without a restart: every partition caught up" \
+	db_wait_caught_up "$GROUP" 90
+check "... the same process, still running" test "$(feeder_alive f && echo "${FEEDER_PIDS[f]}")" = "$pid"
+check "one line says where the gap closed: resumed at $low0, $DELETED offsets lost" \
+	bash -c 'grep -Eq "event=position_gap_closed .*partition=0 first_lost=$1 resumed_at=$2 lost=$3( |$)" "$4"' \
+	_ "$db0" "$low0" "$DELETED" "$E2E_TMP/f.log"
+check "Kafka's committed offsets reach the end offsets" kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 30
+check "nothing is acknowledged ahead of the database" no_acks_ahead
+feeder_stop f
+
+# the account: the manifest without what DeleteRecords took
+kafka_offsets_map "$E2E_TOPIC" | awk '{ print $3 }' | sort >"$E2E_TMP/in-kafka"
+tail -n +"$((part1_lines + 1))" "$E2E_MANIFEST" | awk -F'\t' '$2 == 0 { print $1 }' | sort |
+	comm -23 - "$E2E_TMP/in-kafka" >"$E2E_TMP/lost.labels"
+is "$(wc -l <"$E2E_TMP/lost.labels")" "$DELETED" "the messages no longer in Kafka are exactly the $DELETED offsets of the gap"
+awk -F'\t' 'FILENAME == ARGV[1] { gone[$1] = 1; next } !($1 in gone)' "$E2E_TMP/lost.labels" "$E2E_MANIFEST" \
+	>"$E2E_TMP/manifest.kept"
+cp "$E2E_TMP/manifest.kept" "$E2E_MANIFEST"
+expected_rows >"$E2E_TMP/rows.expected"
+actual_rows >"$E2E_TMP/rows.actual"
+check "every order still in Kafka stored exactly once, no other ($(wc -l <"$E2E_TMP/rows.expected") rows)" \
+	compare rows "$E2E_TMP/rows.expected" "$E2E_TMP/rows.actual"
+expected_quarantine >"$E2E_TMP/quarantine.expected"
+actual_quarantine >"$E2E_TMP/quarantine.actual"
+check "every bad message quarantined exactly once ($(wc -l <"$E2E_TMP/quarantine.expected") rows)" \
+	compare quarantine "$E2E_TMP/quarantine.expected" "$E2E_TMP/quarantine.actual"
+tap_done
