@@ -30,6 +30,7 @@ typedef struct config_prop
 	config_source source;
 } config_prop;
 
+/* The settings; each has its row in config_options.c. */
 typedef enum config_option
 {
 	OPT_NONE = 0,

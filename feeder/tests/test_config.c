@@ -6,6 +6,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "config_options.h"
 
 #define ARGV(...) ((char *[]) {"received-orders-feeder", __VA_ARGS__, NULL})
 #define ARGC(...) ((int) (sizeof((char *[]) {"x", __VA_ARGS__}) / sizeof(char *)))
@@ -1034,6 +1036,82 @@ test_schema_registry_unknown_grace(void **state)
 	config_free(&cfg);
 }
 
+/*
+ * test_option_table
+ *		The table of options is complete and is what every source reads:
+ *		each config_option id has one row; --help shows each long option
+ *		and each FEEDER_* variable; getopt knows each setting's long name;
+ *		a -F file takes it as the setting, never as a librdkafka property.
+ */
+static void
+test_option_table(void **state)
+{
+	feeder_config cfg;
+	char		err[512];
+	char	   *help = NULL;
+	size_t		helplen = 0;
+	FILE	   *out;
+	size_t		i;
+	int			id;
+
+	(void) state;
+	for (id = OPT_NONE + 1; id < OPT_COUNT; id++)
+	{
+		int			rows = 0;
+
+		for (i = 0; i < config_noptions; i++)
+			if (config_options[i].set != NULL && config_options[i].val == id)
+				rows++;
+		assert_int_equal(rows, 1);
+	}
+
+	out = open_memstream(&help, &helplen);
+	assert_non_null(out);
+	config_usage(out);
+	fclose(out);
+	for (i = 0; i < config_noptions; i++)
+	{
+		const config_optdef *def = &config_options[i];
+		char		needle[128];
+
+		if (def->name)
+		{
+			snprintf(needle, sizeof(needle), "--%s", def->name);
+			assert_non_null(strstr(help, needle));
+		}
+		if (def->env)
+		{
+			snprintf(needle, sizeof(needle), "$%s", def->env);
+			assert_non_null(strstr(help, needle));
+		}
+	}
+	free(help);
+
+	for (i = 0; i < config_noptions; i++)
+	{
+		const config_optdef *def = &config_options[i];
+		char		opt[128];
+		char		line[160];
+		char	   *path;
+		char	   *argv[] = {"received-orders-feeder", opt, "x", NULL};
+
+		if (def->set == NULL)
+			continue;
+		snprintf(opt, sizeof(opt), "--%s", def->name);
+		err[0] = '\0';
+		config_parse(&cfg, def->has_arg == no_argument ? 2 : 3, argv, err, sizeof(err));
+		assert_null(strstr(err, "unknown option"));
+		config_free(&cfg);
+
+		snprintf(line, sizeof(line), "%s=x\n", def->name);
+		path = write_file(line);
+		PARSE(&cfg, err, "-F", path);
+		assert_int_equal(cfg.nprops, 0);
+		config_free(&cfg);
+		unlink(path);
+	}
+}
+
 int
 main(void)
 {
@@ -1060,6 +1138,7 @@ main(void)
 		cmocka_unit_test_setup(test_batch_timeouts, clear_env),
 		cmocka_unit_test_setup(test_status_interval, clear_env),
 		cmocka_unit_test_setup(test_schema_registry_unknown_grace, clear_env),
+		cmocka_unit_test_setup(test_option_table, clear_env),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
