@@ -94,9 +94,10 @@ fuzz:
 # The random-fault soak (test/soak/run): SOAK_SECONDS (default 600) of a
 # dirty stream into two groups of feeders under random faults, SOAK_SEED
 # (default: random, printed) to replay a run; make test runs it for 60 s
-# with a fixed seed (test/soak-short/).
+# with a fixed seed (test/soak-short/).  SOAK_KAFKA=apache: on 3 real
+# Apache Kafka nodes, with broker kill -9, leader moves and rolling restarts.
 soak: all install
-	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_SEED=$(SOAK_SEED) test/soak/run
+	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_SEED=$(SOAK_SEED) SOAK_KAFKA=$(SOAK_KAFKA) test/soak/run
 
 # The extension, the feeder and the tools built with ASan and UBSan, and the
 # unit, pgTAP, fuzz and end-to-end suites run on that build (test/sanitize/run;

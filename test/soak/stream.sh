@@ -109,7 +109,7 @@ outbox_stream() {
 
 # outbox_flush — produce the queued outbox messages, by partition and by
 # header group (H, then P, then N: only H holds messages that depend on
-# each other's order)
+# each other's order), with the soak's SOAK_KCAT_ARGS
 outbox_flush() {
 	local p group q headers status=0
 	for ((p = 0; p < OUTBOX_PARTITIONS; p++)); do
@@ -121,7 +121,8 @@ outbox_flush() {
 			P) headers=(-H eventType=OrderPaid) ;;
 			N) headers=() ;;
 			esac
-			if kcat -b "$KAFKA_BOOTSTRAP" -P -t "$OUTBOX_TOPIC" -p "$p" -K $'\t' -Z "${headers[@]}" <"$q"; then
+			if kcat -b "$KAFKA_BOOTSTRAP" -P -t "$OUTBOX_TOPIC" -p "$p" -K $'\t' -Z "${headers[@]}" \
+				${SOAK_KCAT_ARGS[@]+"${SOAK_KCAT_ARGS[@]}"} <"$q"; then
 				rm -f "$q"
 			else
 				status=1
