@@ -23,13 +23,17 @@
 #     received_orders_replays);
 #   - the dump restored into a new database of the upgraded cluster holds
 #     the 15 database's rows, positions and groups.
+# The 15 is the one RO_PG_UPGRADE_FROM_BINDIR names, the extension
+# installed into it: test/run builds bookworm's 15.18-0+deb12u1 from
+# Debian's source (tools/build-postgresql 15 --version 15.18-0+deb12u1),
+# installs the extension into it and passes its bindir; else Debian's
+# installed 15.
 # On the base major (upgrade, 15) there is nothing to upgrade to: all
 # skipped.  Skipped too, saying why, when the 15 server stamps its columns
 # with attribute options the new major does not know (this machine's
 # postgresql-15 15.20-0+deb12u1 gives every column "pg_attver=N", which
 # PostgreSQL 15.18 and 18.6 do not have): pg_upgrade and pg_restore would
-# fail at the first table, whatever the extension.  RO_PG_UPGRADE_FROM_BINDIR
-# names another 15 to upgrade from (e.g. one built from Debian's source).
+# fail at the first table, whatever the extension.
 # TAP on stdout.  Starts its own clusters and the development Kafka.
 
 set -u
@@ -140,7 +144,10 @@ FOREIGN=$(foreign_column_options) || bail "could not probe PostgreSQL $FROM"
 if [[ -n $FOREIGN ]]; then
 	# TAP__PLAN: e2e_cleanup sees the plan kept, and removes its directory
 	TAP__PLAN=0
-	echo "1..0 # SKIP $("$OLD_BIN/postgres" --version) gives every column the attribute option(s) $FOREIGN, which PostgreSQL $NEW_MAJOR refuses: pg_upgrade and pg_restore from it cannot work"
+	HINT=
+	[[ -n ${RO_PG_UPGRADE_FROM_BINDIR:-} ]] ||
+		HINT=" (test/run upgrades from tools/build-postgresql 15 --version 15.18-0+deb12u1 when that builds)"
+	echo "1..0 # SKIP $("$OLD_BIN/postgres" --version) gives every column the attribute option(s) $FOREIGN, which PostgreSQL $NEW_MAJOR refuses: pg_upgrade and pg_restore from it cannot work$HINT"
 	exit 0
 fi
 plan 18
