@@ -43,24 +43,15 @@
 
 #include <libpq-fe.h>
 
-#include "avro_alloc.h"
 #include "batch_memo.h"
-#include "confluent.h"
 #include "db.h"
 #include "db_int.h"
 #include "db_rows.h"
 #include "db_watermarks.h"
+#include "decode.h"
 #include "feeder.h"
 #include "log.h"
 #include "utf8.h"
-
-/*
- * A value whose decode runs out of memory (the system's, not the bound a
- * value's size sets) is the batch's problem, not the message's: the batch
- * is retried with back-off, this many times for one message at most; then
- * the message is quarantined, its reason saying so.
- */
-#define DB_DECODE_OOM_ATTEMPTS 5
 
 /*
  * The batch statement's name is this prefix and a digest of its text and
@@ -129,16 +120,6 @@ static const Oid db_framed_param_types[] = {
 };
 #define DB_FRAMED_NPARAMS 15
 
-/*
- * The decoded JSON a batch's arrays may hold, as a multiple of the batch's
- * byte bound (--batch-max-bytes, which counts the values as received): a
- * few hundred bytes of Avro may decode into 16 MiB (AVRO_JSON_MAX_BYTES),
- * so without it a batch of many such messages would hold their count times
- * that.  The message that would pass it is not sent: it starts the next
- * batch (db_run_batch); the first message of a batch always goes.
- */
-#define DB_BATCH_DECODED_FACTOR 4
-
 struct db_conn
 {
 	PGconn	   *conn;
@@ -160,8 +141,7 @@ struct db_conn
 	int			adopt;			/* --adopt-kafka-offsets: no batches */
 	int			outbox;			/* the outbox form: the three below */
 	registry   *registry;		/* the Schema Registry form; NULL: not */
-	avro_json_buf decoded;		/* one value's JSON, reused */
-	size_t		decoded_total;	/* the decoded JSON the arrays hold */
+	decoder		dec;			/* the registry form's values, decoded */
 	batch_memo	encoded;		/* the batch the arrays hold (registry form) */
 	char	   *envelope;
 	char	   *event_type;		/* NULL: no type selection */
@@ -174,10 +154,6 @@ struct db_conn
 	char	   *member_id;		/* the status report's; NULL: none */
 	int			watermarks;		/* the session may record_high_watermarks */
 	int			ascii_texts;	/* the server refused a text: send ASCII */
-	/* the message whose decode ran out of memory, and how many times */
-	int32_t		oom_partition;
-	int64_t		oom_offset;
-	int			oom_attempts;
 	db_watermark_texts wm;		/* that statement's arrays, reused */
 };
 
@@ -317,6 +293,7 @@ db_set_schema_registry(db_conn *db, registry *r)
 	if (!db->outbox && db_set_outbox(db, "plain", NULL, NULL) != 0)
 		return -1;
 	db->registry = r;
+	decoder_init(&db->dec, r);
 	return 0;
 }
 
@@ -803,109 +780,41 @@ db_server_text(const db_conn *db, char *text)
 }
 
 /*
- * db_decode_out_of_memory
- *		The decode of m failed for want of memory.  1 with err filled
- *		(transient, step decode: the batch is retried with back-off) for
- *		the first DB_DECODE_OOM_ATTEMPTS - 1 attempts at that message; then
- *		0, the reason saying so: the message is quarantined, a value that
- *		cannot be decoded in the memory there is is not retried for ever.
- */
-static int
-db_decode_out_of_memory(db_conn *db, const batch_msg *m, char *reason,
-						size_t reasonlen, db_error *err)
-{
-	char		msg[1400];
-	size_t		len;
-
-	if (db->oom_partition != m->partition || db->oom_offset != m->offset)
-	{
-		db->oom_partition = m->partition;
-		db->oom_offset = m->offset;
-		db->oom_attempts = 0;
-	}
-	if (++db->oom_attempts < DB_DECODE_OOM_ATTEMPTS)
-	{
-		err->cls = DB_ERR_TRANSIENT;
-		err->step = "decode";
-		snprintf(msg, sizeof(msg),
-				 "out of memory while decoding %s [%d] @%lld (attempt %d of %d, then it is quarantined): %s",
-				 m->topic, (int) m->partition, (long long) m->offset,
-				 db->oom_attempts, DB_DECODE_OOM_ATTEMPTS, reason);
-		utf8_fix(msg);
-		db_copy_message(err, msg);
-		return 1;
-	}
-	db->oom_attempts = 0;
-	len = strlen(reason);
-	snprintf(reason + len, reasonlen - len,
-			 " (out of memory in %d attempts)", DB_DECODE_OOM_ATTEMPTS);
-	return 0;
-}
-
-/*
  * db_add_framed
  *		The Schema Registry form's four elements of a message whose value
- *		is sent: its decoded JSON, schema id, decode error (confluent.c)
- *		and the GUID its __value_schema_id header named.
- *		0; 1, nothing added, when its decoded JSON would take what the
- *		arrays hold past limit and it is not the batch's first message
- *		(first): the batch ends before it; or -1 with err filled when the
- *		registry failed (transient, or a configuration error): the batch
- *		is not sent.
+ *		is sent, decoded by decode.c: its decoded JSON, schema id, decode
+ *		error and the GUID its __value_schema_id header named.
+ *		0; 1, nothing added, when its decoded JSON would take the batch's
+ *		past its bound and it is not the batch's first message (first):
+ *		the batch ends before it; or -1 with err filled when the decode
+ *		failed (the registry, memory): the batch is not sent.
  */
 static int
-db_add_framed(db_conn *db, const batch_msg *m, int first, size_t limit,
-			  db_error *err)
+db_add_framed(db_conn *db, const batch_msg *m, int first, db_error *err)
 {
 	pgarray    *a = &db->arrays[DB_OUTBOX_NARRAYS];
-	const unsigned char *guid = confluent_header_guid(m->schema_id,
-													  m->schema_id_len);
-	char		reason[1024];
-	int32_t		id = 0;
-	int			has_id = 0;
-	confluent_status st;
+	decoded_value v;
+	int			rc = decoder_decode(&db->dec, m, first, &v, err);
 
-	avro_json_buf_reset(&db->decoded);
-	avro_alloc_oom_clear();
-	st = confluent_decode(db->registry, m->value, m->value_len, m->schema_id,
-						  m->schema_id_len, &db->decoded, &id, &has_id,
-						  reason, sizeof(reason));
-	if (st == CONFLUENT_REJECTED && avro_alloc_oom() &&
-		db_decode_out_of_memory(db, m, reason, sizeof(reason), err))
-		return -1;
-	if (st == CONFLUENT_TRANSIENT || st == CONFLUENT_FATAL)
-	{
-		err->cls = st == CONFLUENT_TRANSIENT ? DB_ERR_TRANSIENT : DB_ERR_FATAL;
-		err->step = "schema_registry";
-		db_copy_message(err, reason);
-		if (st == CONFLUENT_FATAL)
-			snprintf(err->hint, sizeof(err->hint), "%s",
-					 "check --schema-registry (the URL of a Schema Registry), its credentials (--schema-registry-credentials or $FEEDER_SCHEMA_REGISTRY_USER_INFO: USER:PASSWORD allowed to read schemas) and, for https, --schema-registry-ca, and --schema-registry-cert with --schema-registry-key when the registry asks for a client certificate");
-		return -1;
-	}
-	if (st == CONFLUENT_DECODED && !first &&
-		(db->decoded.len > limit || db->decoded_total > limit - db->decoded.len))
-		return 1;
-	if (st == CONFLUENT_DECODED)
-	{
-		pgarray_add_bytes(&a[0], db->decoded.data, db->decoded.len);
-		db->decoded_total += db->decoded.len;
-	}
+	if (rc != 0)
+		return rc;
+	if (v.json != NULL)
+		pgarray_add_bytes(&a[0], v.json, v.json_len);
 	else
 		pgarray_add_null(&a[0]);
-	if (has_id)
-		pgarray_add_int4(&a[1], id);
+	if (v.has_id)
+		pgarray_add_int4(&a[1], v.id);
 	else
 		pgarray_add_null(&a[1]);
-	if (st == CONFLUENT_REJECTED)
+	if (v.rejected)
 	{
-		db_server_text(db, reason);
-		pgarray_add_bytes(&a[2], reason, strlen(reason));
+		db_server_text(db, v.reason);
+		pgarray_add_bytes(&a[2], v.reason, strlen(v.reason));
 	}
 	else
 		pgarray_add_null(&a[2]);
-	if (guid != NULL)
-		pgarray_add_bytes(&a[3], guid, CONFLUENT_GUID_HEADER_BYTES - 1);
+	if (v.guid != NULL)
+		pgarray_add_bytes(&a[3], v.guid, DECODE_GUID_BYTES);
 	else
 		pgarray_add_null(&a[3]);
 	return 0;
@@ -916,20 +825,19 @@ db_add_framed(db_conn *db, const batch_msg *m, int first, size_t limit,
  *		Encode the batch's messages into the five binary arrays (a
  *		tombstone as a NULL value) and remember which message each element
  *		came from.  The number of messages encoded: the batch's first
- *		messages, all of them unless their decoded JSON would pass
- *		DB_BATCH_DECODED_FACTOR times the batch's byte bound.  -1 when out
- *		of memory; -2 with err filled when the Schema Registry failed.
+ *		messages, all of them unless their decoded JSON would pass the
+ *		batch's bound (decode.c).  -1 when out of memory; -2 with err
+ *		filled when the decode failed.
  */
 static int
 db_build_params(db_conn *db, const batch *b, db_error *err)
 {
 	pgarray    *a = db->arrays;
-	size_t		decoded_limit = b->max_bytes > SIZE_MAX / DB_BATCH_DECODED_FACTOR ?
-		SIZE_MAX : b->max_bytes * DB_BATCH_DECODED_FACTOR;
 	int			i,
 				n = 0;
 
-	db->decoded_total = 0;
+	if (db->registry)
+		decoder_begin_batch(&db->dec, b->max_bytes);
 	pgarray_begin(&a[0], PGARRAY_BYTEAOID);
 	pgarray_begin(&a[1], PGARRAY_TEXTOID);
 	pgarray_begin(&a[2], PGARRAY_INT4OID);
@@ -962,7 +870,7 @@ db_build_params(db_conn *db, const batch *b, db_error *err)
 				pgarray_add_null(&a[9]);
 				pgarray_add_null(&a[10]);
 			}
-			else if ((rc = db_add_framed(db, m, n == 0, decoded_limit, err)) < 0)
+			else if ((rc = db_add_framed(db, m, n == 0, err)) < 0)
 				return -2;
 			if (rc > 0)
 				break;			/* decoded too much: the next batch's */
@@ -1500,7 +1408,7 @@ db_free(db_conn *db)
 	pthread_mutex_destroy(&db->cancel_lock);
 	for (i = 0; i < DB_FRAMED_NARRAYS; i++)
 		pgarray_free(&db->arrays[i]);
-	avro_json_buf_free(&db->decoded);
+	decoder_free(&db->dec);
 	batch_memo_free(&db->encoded);
 	free(db->envelope);
 	free(db->event_type);
