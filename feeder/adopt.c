@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "db_positions.h"
 #include "feeder.h"
 #include "kafka_committed.h"
 #include "log.h"

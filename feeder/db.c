@@ -7,7 +7,7 @@
  * A batch is BEGIN; its statement_timeout and lock_timeout (set_config,
  * local to the transaction); EXECUTE of the statement prepared once per
  * connection; record_high_watermarks of the batch's partitions (when
- * the role may: db_check_watermarks); COMMIT, sent together in libpq's
+ * the role may: db_watermarks.c); COMMIT, sent together in libpq's
  * pipeline mode and followed by one sync
  * point, so that a batch costs one round trip instead of three.  The
  * statement is the batch function of the feeder's consumer group, which
@@ -43,23 +43,15 @@
 
 #include <libpq-fe.h>
 
-#include "avro_alloc.h"
 #include "batch_memo.h"
-#include "confluent.h"
 #include "db.h"
 #include "db_int.h"
 #include "db_rows.h"
+#include "db_watermarks.h"
+#include "decode.h"
 #include "feeder.h"
 #include "log.h"
 #include "utf8.h"
-
-/*
- * A value whose decode runs out of memory (the system's, not the bound a
- * value's size sets) is the batch's problem, not the message's: the batch
- * is retried with back-off, this many times for one message at most; then
- * the message is quarantined, its reason saying so.
- */
-#define DB_DECODE_OOM_ATTEMPTS 5
 
 /*
  * The batch statement's name is this prefix and a digest of its text and
@@ -128,34 +120,6 @@ static const Oid db_framed_param_types[] = {
 };
 #define DB_FRAMED_NPARAMS 15
 
-/*
- * The decoded JSON a batch's arrays may hold, as a multiple of the batch's
- * byte bound (--batch-max-bytes, which counts the values as received): a
- * few hundred bytes of Avro may decode into 16 MiB (AVRO_JSON_MAX_BYTES),
- * so without it a batch of many such messages would hold their count times
- * that.  The message that would pass it is not sent: it starts the next
- * batch (db_run_batch); the first message of a batch always goes.
- */
-#define DB_BATCH_DECODED_FACTOR 4
-
-#define DB_RESTART_SQL \
-	"SELECT received_orders.restart_position($1, $2, $3::int4, $4::int8, $5::int8)"
-
-#define DB_ADOPT_SQL \
-	"SELECT received_orders.adopt_consumer_position($1, $2, $3::int4, $4::int8)"
-
-#define DB_GAP_SQL \
-	"SELECT received_orders.record_position_gap($1, $2, $3::int4, $4::int8, $5::int8, $6::bool)"
-
-/*
- * The positions, checked on the way: the group must be the feeder's role's
- * (or unclaimed: then it claims it) and of the Kafka cluster it is
- * connected to (or of none yet: then it is recorded).
- */
-#define DB_POSITIONS_SQL \
-	"SELECT kafka_topic, kafka_partition, next_offset " \
-	"FROM received_orders.consumer_positions($1, $2)"
-
 struct db_conn
 {
 	PGconn	   *conn;
@@ -177,8 +141,7 @@ struct db_conn
 	int			adopt;			/* --adopt-kafka-offsets: no batches */
 	int			outbox;			/* the outbox form: the three below */
 	registry   *registry;		/* the Schema Registry form; NULL: not */
-	avro_json_buf decoded;		/* one value's JSON, reused */
-	size_t		decoded_total;	/* the decoded JSON the arrays hold */
+	decoder		dec;			/* the registry form's values, decoded */
 	batch_memo	encoded;		/* the batch the arrays hold (registry form) */
 	char	   *envelope;
 	char	   *event_type;		/* NULL: no type selection */
@@ -191,15 +154,8 @@ struct db_conn
 	char	   *member_id;		/* the status report's; NULL: none */
 	int			watermarks;		/* the session may record_high_watermarks */
 	int			ascii_texts;	/* the server refused a text: send ASCII */
-	/* the message whose decode ran out of memory, and how many times */
-	int32_t		oom_partition;
-	int64_t		oom_offset;
-	int			oom_attempts;
-	char	   *wm_text[3];		/* that statement's arrays, reused */
-	size_t		wm_cap[3];
+	db_watermark_texts wm;		/* that statement's arrays, reused */
 };
-
-static void db_check_watermarks(db_conn *db);
 
 /*
  * db_form_sql, db_form_types, db_form_nparams, db_form_signature
@@ -337,6 +293,7 @@ db_set_schema_registry(db_conn *db, registry *r)
 	if (!db->outbox && db_set_outbox(db, "plain", NULL, NULL) != 0)
 		return -1;
 	db->registry = r;
+	decoder_init(&db->dec, r);
 	return 0;
 }
 
@@ -348,6 +305,30 @@ int
 db_connected(const db_conn *db)
 {
 	return db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK;
+}
+
+/*
+ * db_ready, db_pgconn, db_group
+ *		For the statements outside the batches (db_positions.c): whether
+ *		the connection is open with its session set up, the connection,
+ *		and the consumer group.
+ */
+int
+db_ready(const db_conn *db)
+{
+	return db_connected(db) && db->prepared;
+}
+
+PGconn *
+db_pgconn(const db_conn *db)
+{
+	return db->conn;
+}
+
+const char *
+db_group(const db_conn *db)
+{
+	return db->group;
 }
 
 /*
@@ -673,7 +654,8 @@ db_connect(db_conn *db, db_error *err)
 		return err->cls;
 	}
 	if (!db->adopt)
-		db_check_watermarks(db);
+		db->watermarks = db_watermarks_allowed(db->conn,
+											   db->sessions == 0 && db->index == 0);
 
 	if (!db->unprepared && !db->adopt)
 	{
@@ -798,109 +780,41 @@ db_server_text(const db_conn *db, char *text)
 }
 
 /*
- * db_decode_out_of_memory
- *		The decode of m failed for want of memory.  1 with err filled
- *		(transient, step decode: the batch is retried with back-off) for
- *		the first DB_DECODE_OOM_ATTEMPTS - 1 attempts at that message; then
- *		0, the reason saying so: the message is quarantined, a value that
- *		cannot be decoded in the memory there is is not retried for ever.
- */
-static int
-db_decode_out_of_memory(db_conn *db, const batch_msg *m, char *reason,
-						size_t reasonlen, db_error *err)
-{
-	char		msg[1400];
-	size_t		len;
-
-	if (db->oom_partition != m->partition || db->oom_offset != m->offset)
-	{
-		db->oom_partition = m->partition;
-		db->oom_offset = m->offset;
-		db->oom_attempts = 0;
-	}
-	if (++db->oom_attempts < DB_DECODE_OOM_ATTEMPTS)
-	{
-		err->cls = DB_ERR_TRANSIENT;
-		err->step = "decode";
-		snprintf(msg, sizeof(msg),
-				 "out of memory while decoding %s [%d] @%lld (attempt %d of %d, then it is quarantined): %s",
-				 m->topic, (int) m->partition, (long long) m->offset,
-				 db->oom_attempts, DB_DECODE_OOM_ATTEMPTS, reason);
-		utf8_fix(msg);
-		db_copy_message(err, msg);
-		return 1;
-	}
-	db->oom_attempts = 0;
-	len = strlen(reason);
-	snprintf(reason + len, reasonlen - len,
-			 " (out of memory in %d attempts)", DB_DECODE_OOM_ATTEMPTS);
-	return 0;
-}
-
-/*
  * db_add_framed
  *		The Schema Registry form's four elements of a message whose value
- *		is sent: its decoded JSON, schema id, decode error (confluent.c)
- *		and the GUID its __value_schema_id header named.
- *		0; 1, nothing added, when its decoded JSON would take what the
- *		arrays hold past limit and it is not the batch's first message
- *		(first): the batch ends before it; or -1 with err filled when the
- *		registry failed (transient, or a configuration error): the batch
- *		is not sent.
+ *		is sent, decoded by decode.c: its decoded JSON, schema id, decode
+ *		error and the GUID its __value_schema_id header named.
+ *		0; 1, nothing added, when its decoded JSON would take the batch's
+ *		past its bound and it is not the batch's first message (first):
+ *		the batch ends before it; or -1 with err filled when the decode
+ *		failed (the registry, memory): the batch is not sent.
  */
 static int
-db_add_framed(db_conn *db, const batch_msg *m, int first, size_t limit,
-			  db_error *err)
+db_add_framed(db_conn *db, const batch_msg *m, int first, db_error *err)
 {
 	pgarray    *a = &db->arrays[DB_OUTBOX_NARRAYS];
-	const unsigned char *guid = confluent_header_guid(m->schema_id,
-													  m->schema_id_len);
-	char		reason[1024];
-	int32_t		id = 0;
-	int			has_id = 0;
-	confluent_status st;
+	decoded_value v;
+	int			rc = decoder_decode(&db->dec, m, first, &v, err);
 
-	avro_json_buf_reset(&db->decoded);
-	avro_alloc_oom_clear();
-	st = confluent_decode(db->registry, m->value, m->value_len, m->schema_id,
-						  m->schema_id_len, &db->decoded, &id, &has_id,
-						  reason, sizeof(reason));
-	if (st == CONFLUENT_REJECTED && avro_alloc_oom() &&
-		db_decode_out_of_memory(db, m, reason, sizeof(reason), err))
-		return -1;
-	if (st == CONFLUENT_TRANSIENT || st == CONFLUENT_FATAL)
-	{
-		err->cls = st == CONFLUENT_TRANSIENT ? DB_ERR_TRANSIENT : DB_ERR_FATAL;
-		err->step = "schema_registry";
-		db_copy_message(err, reason);
-		if (st == CONFLUENT_FATAL)
-			snprintf(err->hint, sizeof(err->hint), "%s",
-					 "check --schema-registry (the URL of a Schema Registry), its credentials (--schema-registry-credentials or $FEEDER_SCHEMA_REGISTRY_USER_INFO: USER:PASSWORD allowed to read schemas) and, for https, --schema-registry-ca, and --schema-registry-cert with --schema-registry-key when the registry asks for a client certificate");
-		return -1;
-	}
-	if (st == CONFLUENT_DECODED && !first &&
-		(db->decoded.len > limit || db->decoded_total > limit - db->decoded.len))
-		return 1;
-	if (st == CONFLUENT_DECODED)
-	{
-		pgarray_add_bytes(&a[0], db->decoded.data, db->decoded.len);
-		db->decoded_total += db->decoded.len;
-	}
+	if (rc != 0)
+		return rc;
+	if (v.json != NULL)
+		pgarray_add_bytes(&a[0], v.json, v.json_len);
 	else
 		pgarray_add_null(&a[0]);
-	if (has_id)
-		pgarray_add_int4(&a[1], id);
+	if (v.has_id)
+		pgarray_add_int4(&a[1], v.id);
 	else
 		pgarray_add_null(&a[1]);
-	if (st == CONFLUENT_REJECTED)
+	if (v.rejected)
 	{
-		db_server_text(db, reason);
-		pgarray_add_bytes(&a[2], reason, strlen(reason));
+		db_server_text(db, v.reason);
+		pgarray_add_bytes(&a[2], v.reason, strlen(v.reason));
 	}
 	else
 		pgarray_add_null(&a[2]);
-	if (guid != NULL)
-		pgarray_add_bytes(&a[3], guid, CONFLUENT_GUID_HEADER_BYTES - 1);
+	if (v.guid != NULL)
+		pgarray_add_bytes(&a[3], v.guid, DECODE_GUID_BYTES);
 	else
 		pgarray_add_null(&a[3]);
 	return 0;
@@ -911,20 +825,19 @@ db_add_framed(db_conn *db, const batch_msg *m, int first, size_t limit,
  *		Encode the batch's messages into the five binary arrays (a
  *		tombstone as a NULL value) and remember which message each element
  *		came from.  The number of messages encoded: the batch's first
- *		messages, all of them unless their decoded JSON would pass
- *		DB_BATCH_DECODED_FACTOR times the batch's byte bound.  -1 when out
- *		of memory; -2 with err filled when the Schema Registry failed.
+ *		messages, all of them unless their decoded JSON would pass the
+ *		batch's bound (decode.c).  -1 when out of memory; -2 with err
+ *		filled when the decode failed.
  */
 static int
 db_build_params(db_conn *db, const batch *b, db_error *err)
 {
 	pgarray    *a = db->arrays;
-	size_t		decoded_limit = b->max_bytes > SIZE_MAX / DB_BATCH_DECODED_FACTOR ?
-		SIZE_MAX : b->max_bytes * DB_BATCH_DECODED_FACTOR;
 	int			i,
 				n = 0;
 
-	db->decoded_total = 0;
+	if (db->registry)
+		decoder_begin_batch(&db->dec, b->max_bytes);
 	pgarray_begin(&a[0], PGARRAY_BYTEAOID);
 	pgarray_begin(&a[1], PGARRAY_TEXTOID);
 	pgarray_begin(&a[2], PGARRAY_INT4OID);
@@ -957,7 +870,7 @@ db_build_params(db_conn *db, const batch *b, db_error *err)
 				pgarray_add_null(&a[9]);
 				pgarray_add_null(&a[10]);
 			}
-			else if ((rc = db_add_framed(db, m, n == 0, decoded_limit, err)) < 0)
+			else if ((rc = db_add_framed(db, m, n == 0, err)) < 0)
 				return -2;
 			if (rc > 0)
 				break;			/* decoded too much: the next batch's */
@@ -1012,133 +925,6 @@ static const char *const db_stage_names[DB_NSTAGES] = {
 	"begin", "settings", "execute", "watermarks", "commit"
 };
 
-/*
- * The batch's partitions' high watermarks, recorded with their positions
- * (for the view consumer_lag): one more statement in the pipeline, no
- * round trip more.  Sent only when the session's role may execute it
- * (checked at connection: a missing grant or an extension without
- * record_high_watermarks leaves it out, logged once, instead of failing
- * batches).
- */
-#define DB_WATERMARKS_SIGNATURE \
-	"received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])"
-#define DB_WATERMARKS_SQL \
-	"SELECT received_orders.record_high_watermarks($1, $2, $3::text[], $4::integer[], $5::bigint[])"
-#define DB_WATERMARKS_CHECK_SQL \
-	"SELECT pg_catalog.has_function_privilege(p, 'EXECUTE') " \
-	"FROM pg_catalog.to_regprocedure('" DB_WATERMARKS_SIGNATURE "') AS p WHERE p IS NOT NULL"
-
-/*
- * db_check_watermarks
- *		Whether this session's role may record the batches' high watermarks
- *		(a new session: the grant or the extension may have changed); logged
- *		when not, on the first session only.
- */
-static void
-db_check_watermarks(db_conn *db)
-{
-	PGresult   *res = PQexec(db->conn, DB_WATERMARKS_CHECK_SQL);
-
-	db->watermarks = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
-		strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
-	if (!db->watermarks && db->sessions == 0 && db->index == 0)
-	{
-		log_line	line;
-
-		log_begin(&line, LOG_WARNING, "high_watermarks_off");
-		log_kv_str(&line, "function", DB_WATERMARKS_SIGNATURE);
-		log_kv_str(&line, "reason", "the role may not execute it (or the extension is older than 1.2): batches do not record their partitions' high watermarks; consumer_lag takes them from the members' reports only");
-		log_end(&line);
-	}
-}
-
-/*
- * db_watermarks_refused
- *		The database refused a batch's record_high_watermarks (EXECUTE
- *		revoked while the feeder runs, the function dropped: 42501, 42883,
- *		or any error of its own): the high watermarks are observability
- *		only, so this session stops sending them (a new session checks
- *		again) and the batch is retried at once without them.  Counted
- *		each time (watermarks_refused); logged once per process.
- */
-static void
-db_watermarks_refused(db_conn *db, const db_error *err)
-{
-	static atomic_int logged;
-	log_line	line;
-
-	db->watermarks = 0;
-	__atomic_fetch_add(&db->stats->watermarks_refused, 1, __ATOMIC_RELAXED);
-	if (atomic_exchange(&logged, 1))
-		return;
-	log_begin(&line, LOG_WARNING, "high_watermarks_off");
-	log_kv_str(&line, "function", DB_WATERMARKS_SIGNATURE);
-	if (err->sqlstate[0])
-		log_kv_str(&line, "sqlstate", err->sqlstate);
-	log_kv_str(&line, "error", err->message);
-	log_kv_str(&line, "reason", "the database refused to record the batch's high watermarks: the batch is retried at once without them, and batches no longer record them (consumer_lag takes the high watermarks from the members' reports only); a new database session checks the grant again");
-	log_end(&line);
-}
-
-/*
- * db_watermark_arrays
- *		The text[] literals of the batch's partitions and high watermarks
- *		(NULL where unknown) in db->wm_text.  0, or -1 on out of memory.
- */
-static int
-db_watermark_arrays(db_conn *db, const batch *b)
-{
-	size_t		need[3] = {3, 3 + (size_t) b->nwatermarks * 12, 3 + (size_t) b->nwatermarks * 22};
-	char	   *p[3];
-	int			i,
-				k;
-
-	for (i = 0; i < b->nwatermarks; i++)
-		need[0] += 4 + 2 * strlen(b->watermarks[i].topic);
-	for (k = 0; k < 3; k++)
-	{
-		if (db->wm_cap[k] < need[k])
-		{
-			char	   *t = realloc(db->wm_text[k], need[k]);
-
-			if (t == NULL)
-				return -1;
-			db->wm_text[k] = t;
-			db->wm_cap[k] = need[k];
-		}
-		p[k] = db->wm_text[k];
-		*p[k]++ = '{';
-	}
-	for (i = 0; i < b->nwatermarks; i++)
-	{
-		const char *c;
-
-		if (i > 0)
-			for (k = 0; k < 3; k++)
-				*p[k]++ = ',';
-		*p[0]++ = '"';
-		for (c = b->watermarks[i].topic; *c; c++)
-		{
-			if (*c == '"' || *c == '\\')
-				*p[0]++ = '\\';
-			*p[0]++ = *c;
-		}
-		*p[0]++ = '"';
-		p[1] += sprintf(p[1], "%d", (int) b->watermarks[i].partition);
-		if (b->watermarks[i].high >= 0)
-			p[2] += sprintf(p[2], "%lld", (long long) b->watermarks[i].high);
-		else
-			p[2] += sprintf(p[2], "NULL");
-	}
-	for (k = 0; k < 3; k++)
-	{
-		*p[k]++ = '}';
-		*p[k] = '\0';
-	}
-	return 0;
-}
-
 #define DB_SETTINGS_SQL \
 	"SELECT pg_catalog.set_config('statement_timeout', $1, true)," \
 	" pg_catalog.set_config('lock_timeout', $2, true)"
@@ -1167,7 +953,7 @@ db_socket_alive(PGconn *conn)
  *		socket, where a lost connection would leave the result of COMMIT
  *		unknown.
  */
-static void
+void
 db_drop_if_lost(db_conn *db)
 {
 	log_line	line;
@@ -1493,13 +1279,13 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 	}
 
 	if (db->watermarks && db->member_id && b->nwatermarks > 0 &&
-		db_watermark_arrays(db, b) == 0)
+		db_watermark_arrays(&db->wm, b) == 0)
 	{
 		watermarks[0] = db->group;
 		watermarks[1] = db->member_id;
-		watermarks[2] = db->wm_text[0];
-		watermarks[3] = db->wm_text[1];
-		watermarks[4] = db->wm_text[2];
+		watermarks[2] = db->wm.text[0];
+		watermarks[3] = db->wm.text[1];
+		watermarks[4] = db->wm.text[2];
 		with_watermarks = 1;
 	}
 	if (db_send_pipeline(db, params, lengths, formats,
@@ -1565,7 +1351,8 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		if (refused)
 		{
 			/* observability never stops the batch: again, without it */
-			db_watermarks_refused(db, err);
+			db->watermarks = 0;
+			db_watermarks_refused(db->stats, err);
 			return db_run_batch(db, b, rows, nrows, err);
 		}
 		return cls;
@@ -1607,249 +1394,6 @@ db_check_idle(db_conn *db, db_error *err)
 }
 
 /*
- * db_take_server_advice
- *		For a refusal whose remedy only the server knows (the group belongs
- *		to another role, its positions are of another Kafka cluster): the
- *		server's detail joins the message and its hint replaces the
- *		feeder's generic one.
- */
-static void
-db_take_server_advice(const PGresult *res, db_error *err)
-{
-	const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
-	const char *hint = PQresultErrorField(res, PG_DIAG_MESSAGE_HINT);
-	size_t		len = strlen(err->message);
-
-	if (detail != NULL && len + 3 < sizeof(err->message))
-		snprintf(err->message + len, sizeof(err->message) - len, ": %s", detail);
-	if (hint != NULL)
-		snprintf(err->hint, sizeof(err->hint), "%s", hint);
-}
-
-/*
- * db_read_positions
- *		The database's positions of the feeder's consumer group, for the
- *		Kafka cluster of id cluster_id, one query, connecting first if
- *		needed (a new connection counts as a new session).  On DB_ERR_NONE
- *		*out holds *n entries to release with db_free_positions; otherwise
- *		err says why: DB_ERR_FATAL when the group is another role's or its
- *		positions are of another cluster.
- */
-db_error_class
-db_read_positions(db_conn *db, const char *cluster_id, db_position **out,
-				  int *n, db_error *err)
-{
-	const char *params[2] = {db->group, cluster_id};
-	PGresult   *res;
-	db_position *positions;
-	int			rows,
-				i;
-
-	memset(err, 0, sizeof(*err));
-	*out = NULL;
-	*n = 0;
-	db_drop_if_lost(db);
-	if (!db_connected(db) || !db->prepared)
-	{
-		db_error_class cls = db_connect(db, err);
-
-		if (cls != DB_ERR_NONE)
-			return cls;
-	}
-	res = PQexecParams(db->conn, DB_POSITIONS_SQL, 2, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQnfields(res) != 3)
-	{
-		db_error_class cls = db_fill_error(db->conn, res, "positions", err);
-
-		if (db_positions_refused(err->sqlstate))
-		{
-			cls = err->cls = DB_ERR_FATAL;
-			db_take_server_advice(res, err);
-		}
-
-		PQclear(res);
-		if (!db_connected(db))
-			db_disconnect(db);
-		return cls;
-	}
-	rows = PQntuples(res);
-	positions = calloc((size_t) (rows > 0 ? rows : 1), sizeof(db_position));
-	if (positions == NULL)
-	{
-		PQclear(res);
-		err->cls = DB_ERR_TRANSIENT;
-		err->step = "positions";
-		db_copy_message(err, "out of memory while reading the positions");
-		return err->cls;
-	}
-	for (i = 0; i < rows; i++)
-	{
-		positions[i].topic = strdup(PQgetvalue(res, i, 0));
-		positions[i].partition = (int32_t) strtol(PQgetvalue(res, i, 1), NULL, 10);
-		positions[i].next_offset = strtoll(PQgetvalue(res, i, 2), NULL, 10);
-		if (positions[i].topic == NULL)
-		{
-			db_free_positions(positions, i);
-			PQclear(res);
-			err->cls = DB_ERR_TRANSIENT;
-			err->step = "positions";
-			db_copy_message(err, "out of memory while reading the positions");
-			return err->cls;
-		}
-	}
-	PQclear(res);
-	*out = positions;
-	*n = rows;
-	return DB_ERR_NONE;
-}
-
-/*
- * db_position_find
- *		The next offset of (topic, partition) among positions, or -1 if the
- *		database has none.
- */
-int64_t
-db_position_find(const db_position *positions, int n, const char *topic,
-				 int32_t partition)
-{
-	int			i;
-
-	for (i = 0; i < n; i++)
-		if (positions[i].partition == partition &&
-			strcmp(positions[i].topic, topic) == 0)
-			return positions[i].next_offset;
-	return -1;
-}
-
-/*
- * db_free_positions
- *		Release what db_read_positions returned.
- */
-void
-db_free_positions(db_position *positions, int n)
-{
-	int			i;
-
-	for (i = 0; positions && i < n; i++)
-		free(positions[i].topic);
-	free(positions);
-}
-
-/*
- * db_restart_position
- *		Move the group's position of one partition back from from_offset
- *		(only if it still is there) to to_offset, in a transaction of its
- *		own, on the current connection: a feeder that accepted the loss of a
- *		re-created topic starts it again at its earliest offset.
- */
-db_error_class
-db_restart_position(db_conn *db, const char *topic, int32_t partition,
-					int64_t from_offset, int64_t to_offset, db_error *err)
-{
-	char		part[16],
-				from[24],
-				to[24];
-	const char *params[5] = {db->group, topic, part, from, to};
-	PGresult   *res;
-	db_error_class cls = DB_ERR_NONE;
-
-	memset(err, 0, sizeof(*err));
-	if (!db_connected(db))
-	{
-		err->cls = DB_ERR_TRANSIENT;
-		err->step = "positions";
-		db_copy_message(err, "no database connection");
-		return err->cls;
-	}
-	snprintf(part, sizeof(part), "%d", (int) partition);
-	snprintf(from, sizeof(from), "%lld", (long long) from_offset);
-	snprintf(to, sizeof(to), "%lld", (long long) to_offset);
-	res = PQexecParams(db->conn, DB_RESTART_SQL, 5, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		cls = db_fill_error(db->conn, res, "positions", err);
-	PQclear(res);
-	return cls;
-}
-
-/*
- * db_record_gap
- *		Record offsets first_lost..last_lost of one partition as lost to
- *		retention for the group (record_position_gap), accepted at once
- *		with accept, in a transaction of its own, on the current
- *		connection; *accepted says whether the database holds the whole
- *		range as accepted (by accept, or by an operator earlier).
- */
-db_error_class
-db_record_gap(db_conn *db, const char *topic, int32_t partition,
-			  int64_t first_lost, int64_t last_lost, int accept,
-			  int *accepted, db_error *err)
-{
-	char		part[16],
-				first[24],
-				last[24];
-	const char *params[6] = {db->group, topic, part, first, last,
-	accept ? "true" : "false"};
-	PGresult   *res;
-	db_error_class cls = DB_ERR_NONE;
-
-	memset(err, 0, sizeof(*err));
-	*accepted = 0;
-	if (!db_connected(db))
-	{
-		err->cls = DB_ERR_TRANSIENT;
-		err->step = "positions";
-		db_copy_message(err, "no database connection");
-		return err->cls;
-	}
-	snprintf(part, sizeof(part), "%d", (int) partition);
-	snprintf(first, sizeof(first), "%lld", (long long) first_lost);
-	snprintf(last, sizeof(last), "%lld", (long long) last_lost);
-	res = PQexecParams(db->conn, DB_GAP_SQL, 6, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-		cls = db_fill_error(db->conn, res, "positions", err);
-	else
-		*accepted = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
-	return cls;
-}
-
-/*
- * db_adopt_position
- *		Record next_offset as the group's position of one partition if the
- *		database has none (adopt_consumer_position), in a transaction of its
- *		own, on the current connection; *adopted says whether it did.
- */
-db_error_class
-db_adopt_position(db_conn *db, const char *topic, int32_t partition,
-				  int64_t next_offset, int *adopted, db_error *err)
-{
-	char		part[16],
-				off[24];
-	const char *params[4] = {db->group, topic, part, off};
-	PGresult   *res;
-	db_error_class cls = DB_ERR_NONE;
-
-	memset(err, 0, sizeof(*err));
-	*adopted = 0;
-	if (!db_connected(db))
-	{
-		err->cls = DB_ERR_TRANSIENT;
-		err->step = "adopt";
-		db_copy_message(err, "no database connection");
-		return err->cls;
-	}
-	snprintf(part, sizeof(part), "%d", (int) partition);
-	snprintf(off, sizeof(off), "%lld", (long long) next_offset);
-	res = PQexecParams(db->conn, DB_ADOPT_SQL, 4, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-		cls = db_fill_error(db->conn, res, "adopt", err);
-	else
-		*adopted = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
-	return cls;
-}
-
-/*
  * db_free
  *		Close and release everything.
  */
@@ -1864,7 +1408,7 @@ db_free(db_conn *db)
 	pthread_mutex_destroy(&db->cancel_lock);
 	for (i = 0; i < DB_FRAMED_NARRAYS; i++)
 		pgarray_free(&db->arrays[i]);
-	avro_json_buf_free(&db->decoded);
+	decoder_free(&db->dec);
 	batch_memo_free(&db->encoded);
 	free(db->envelope);
 	free(db->event_type);
@@ -1874,7 +1418,6 @@ db_free(db_conn *db)
 	free(db->rows);
 	free(db->dsn);
 	free(db->member_id);
-	for (i = 0; i < 3; i++)
-		free(db->wm_text[i]);
+	db_watermark_texts_free(&db->wm);
 	free(db);
 }

@@ -18,14 +18,6 @@
 #include "registry.h"
 #include "stats.h"
 
-/* The database's position of one partition for the feeder's group. */
-typedef struct db_position
-{
-	char	   *topic;
-	int32_t		partition;
-	int64_t		next_offset;
-} db_position;
-
 typedef struct db_conn db_conn;
 
 extern db_conn *db_new(const char *dsn, const char *group, feeder_stats *stats);
@@ -38,23 +30,7 @@ extern int	db_set_schema_registry(db_conn *db, registry *r);
 extern void db_set_timeouts(db_conn *db, int statement_timeout_ms, int lock_timeout_ms);
 extern int	db_connected(const db_conn *db);
 extern uint64_t db_session(const db_conn *db);
-extern db_error_class db_read_positions(db_conn *db, const char *cluster_id,
-										db_position **out, int *n,
-										db_error *err);
-extern int64_t db_position_find(const db_position *positions, int n,
-								 const char *topic, int32_t partition);
-extern void db_free_positions(db_position *positions, int n);
-extern db_error_class db_restart_position(db_conn *db, const char *topic,
-										  int32_t partition, int64_t from_offset,
-										  int64_t to_offset, db_error *err);
-extern db_error_class db_record_gap(db_conn *db, const char *topic,
-									int32_t partition, int64_t first_lost,
-									int64_t last_lost, int accept,
-									int *accepted, db_error *err);
 extern void db_set_adopt(db_conn *db);
-extern db_error_class db_adopt_position(db_conn *db, const char *topic,
-										int32_t partition, int64_t next_offset,
-										int *adopted, db_error *err);
 extern db_error_class db_connect(db_conn *db, db_error *err);
 extern int	db_cancel(db_conn *db, char *errbuf, int errbufsize);
 extern db_error_class db_run_batch(db_conn *db, const batch *b,

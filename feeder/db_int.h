@@ -2,8 +2,9 @@
  *
  * db_int.h
  *	  Internals of the PostgreSQL side shared by db.c (connection, batch
- *	  transaction) and db_privileges.c (the startup privilege check): not
- *	  for the rest of the feeder, which sees db_conn as opaque.
+ *	  transaction), db_privileges.c (the startup privilege check) and
+ *	  db_positions.c (the group's positions): not for the rest of the
+ *	  feeder, which sees db_conn as opaque.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,6 +13,7 @@
 
 #include <libpq-fe.h>
 
+#include "db.h"
 #include "db_errors.h"
 
 /* The functions the feeder calls, as GRANT and to_regprocedure spell them. */
@@ -27,6 +29,12 @@
 #define DB_ADOPT_SIGNATURE \
 	"received_orders.adopt_consumer_position(text, text, integer, bigint)"
 #define DB_SCHEMA_NAME "received_orders"
+
+/* db.c, for db_positions.c */
+extern int	db_ready(const db_conn *db);
+extern PGconn *db_pgconn(const db_conn *db);
+extern const char *db_group(const db_conn *db);
+extern void db_drop_if_lost(db_conn *db);
 
 extern db_error_class db_check_privileges(PGconn *conn, const char *batch_signature,
 										  db_error *err);

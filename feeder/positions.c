@@ -78,6 +78,7 @@
 
 #include "app.h"
 #include "clock.h"
+#include "db_positions.h"
 #include "feeder.h"
 #include "log.h"
 

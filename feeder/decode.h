@@ -1,0 +1,56 @@
+/*-------------------------------------------------------------------------
+ *
+ * decode.h
+ *	  A batch's values decoded for the database (decode.c): the Schema
+ *	  Registry form's JSON, schema id, reason and header GUID of each
+ *	  message, within the batch's bound of decoded bytes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FEEDER_DECODE_H
+#define FEEDER_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "avro_json.h"
+#include "batch.h"
+#include "confluent.h"
+#include "db_errors.h"
+#include "registry.h"
+
+/* One lane's decoder: its registry, its buffer, its bound, its retries. */
+typedef struct decoder
+{
+	registry   *registry;		/* the Schema Registry's schemas (shared) */
+	avro_json_buf json;			/* one value's JSON, reused */
+	size_t		total;			/* the decoded JSON of the batch so far */
+	size_t		limit;			/* the batch's bound of decoded JSON */
+	/* the message whose decode ran out of memory, and how many times */
+	int32_t		oom_partition;
+	int64_t		oom_offset;
+	int			oom_attempts;
+} decoder;
+
+/* What the database receives of one message (valid until the next decode). */
+typedef struct decoded_value
+{
+	const char *json;			/* its decoded JSON; NULL: none */
+	size_t		json_len;
+	int			has_id;			/* the frame's schema id, if it has one */
+	int32_t		id;
+	int			rejected;		/* not decodable: reason says why */
+	char		reason[1024];
+	const unsigned char *guid;	/* the __value_schema_id header's; NULL: none */
+} decoded_value;
+
+/* the length of decoded_value.guid */
+#define DECODE_GUID_BYTES (CONFLUENT_GUID_HEADER_BYTES - 1)
+
+extern void decoder_init(decoder *d, registry *r);
+extern void decoder_begin_batch(decoder *d, size_t max_bytes);
+extern int	decoder_decode(decoder *d, const batch_msg *m, int first,
+						   decoded_value *out, db_error *err);
+extern void decoder_free(decoder *d);
+
+#endif							/* FEEDER_DECODE_H */
