@@ -118,28 +118,11 @@ ak_java() {
 		-cp "$AK_LIB/*" "$@"
 }
 
-# ak__free_port — a TCP port free on 127.0.0.1, checked by binding it and
-# drawn below Linux's ephemeral range (as pg_free_port does): a port the
-# kernel hands out for outgoing connections could be taken by one of the
-# other nodes' connections before this node binds it
-ak__free_port() {
-	perl -MIO::Socket::INET -e '
-		for (1 .. 200) {
-			my $port = 15000 + int(rand(17000));
-			my $sock = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-				LocalPort => $port, Proto => "tcp", Listen => 1) or next;
-			close $sock;
-			print "$port\n";
-			exit 0;
-		}
-		exit 1;'
-}
-
 # ak__new_port — a free port none of this cluster's listeners has yet
 ak__new_port() {
 	local port taken=" ${AK_PORTS[*]} ${AK_INTERNAL_PORTS[*]} ${AK_CONTROLLER_PORTS[*]} ${AK_SASL_PORTS[*]} " try
 	for ((try = 0; try < 20; try++)); do
-		port=$(ak__free_port) || break
+		port=$(ro_free_port) || break
 		[[ $taken == *" $port "* ]] || { echo "$port"; return 0; }
 	done
 	ak__log "no free TCP port found on 127.0.0.1"

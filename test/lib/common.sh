@@ -11,6 +11,7 @@
 #                            script that sets its own `trap ... EXIT` replaces
 #                            this: call ro_run_exit_handlers from it.
 #   ro_run_exit_handlers     run (once) every handler registered so far
+#   ro_free_port             print a TCP port free on 127.0.0.1; 1 if none
 #
 #   tap_plan N               print the plan "1..N"
 #   tap_ok STATUS DESC       "ok"/"not ok" by STATUS (0 = pass), numbered
@@ -100,6 +101,24 @@ ro_run_exit_handlers() {
 		eval "${RO__EXIT_HANDLERS[i]}" || true
 	done
 	RO__EXIT_HANDLERS=()
+}
+
+# ro_free_port — a TCP port nobody listens on, checked by binding it, and
+# drawn below Linux's ephemeral range: a port the kernel hands out for
+# outgoing connections could be taken by another server's connections
+# before the one it is chosen for binds it.  Returns 1 when 200 tries found
+# none.
+ro_free_port() {
+	perl -MIO::Socket::INET -e '
+		for (1 .. 200) {
+			my $port = 15000 + int(rand(17000));
+			my $sock = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
+				LocalPort => $port, Proto => "tcp", Listen => 1) or next;
+			close $sock;
+			print "$port\n";
+			exit 0;
+		}
+		exit 1;'
 }
 
 # tap_plan — announce how many assertions this script makes

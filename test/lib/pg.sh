@@ -160,16 +160,7 @@ pg__server_ctl() {
 # pg_free_port — a port nobody listens on, checked by binding it; drawn
 # below Linux's ephemeral range so outgoing connections do not take it
 pg_free_port() {
-	perl -MIO::Socket::INET -e '
-		for (1 .. 200) {
-			my $port = 15000 + int(rand(17000));
-			my $sock = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-				LocalPort => $port, Proto => "tcp", Listen => 1) or next;
-			close $sock;
-			print "$port\n";
-			exit 0;
-		}
-		exit 1;' || ro_die "no free TCP port found on 127.0.0.1"
+	ro_free_port || ro_die "no free TCP port found on 127.0.0.1"
 }
 
 # pg__register — remember a cluster directory for pg_stop_all and make sure

@@ -182,16 +182,7 @@ sr_apicurio_start() {
 	SR_CA=
 	SR_CLIENT=()
 	SR_CLIENT_NODE=()
-	port=$(perl -MIO::Socket::INET -e '
-		for (1 .. 200) {
-			my $port = 15000 + int(rand(17000));
-			my $sock = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-				LocalPort => $port, Proto => "tcp", Listen => 1) or next;
-			close $sock;
-			print "$port\n";
-			exit 0;
-		}
-		exit 1;') || return 1
+	port=$(ro_free_port) || return 1
 	: >"$dir/apicurio.log"
 	java -Xms64m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 		-Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
