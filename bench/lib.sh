@@ -37,6 +37,14 @@
 #                              bench.batches 1..BATCHES, one call and one
 #                              transaction each (pgbench, one client); dies
 #                              unless it stored ROWS rows
+#   bench_activity_begin       snapshot what the server and the machine did
+#                              so far (below); bench_activity_end prints
+#   bench_activity_end         what they did since: "checkpoints C,
+#                              autovacuum A, WAL W MB (F full-page images),
+#                              WAL segments created S, CPU steal T s, CPU
+#                              of the machine B s" (B: every process,
+#                              ours included): what tells a slow run
+#                              from a fast one besides our own code
 
 # bench_rate N START END — N / (END - START), rounded
 bench_rate() {
@@ -90,12 +98,14 @@ bench_stored() {
 bench_ceiling() {
 	local start end
 	bench_reset_table
+	bench_activity_begin
 	start=$(date +%s.%N)
 	pg_psql -c "INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
 		SELECT (e ->> 'orderId')::uuid, e ->> 'externalReference', e
 		  FROM ($1 OFFSET 0) AS s (e) ON CONFLICT (order_id) DO NOTHING" >/dev/null
 	end=$(date +%s.%N)
 	bench_stored "$2" "the ceiling"
+	ro_log "the ceiling, from the reset to the end: $(bench_activity_end)"
 	bench_rate "$3" "$start" "$end"
 }
 
@@ -105,6 +115,7 @@ bench_ceiling() {
 bench_ceiling2() {
 	local start end half pids=() status=0 stat=() ticks=0
 	bench_reset_table
+	bench_activity_begin
 	start=$(date +%s.%N)
 	for half in 0 1; do
 		stat[half]=$(mktemp)
@@ -121,6 +132,7 @@ bench_ceiling2() {
 	end=$(date +%s.%N)
 	((status == 0)) || ro_die "a session of the two-session ceiling failed"
 	bench_stored "$2" "the two-session ceiling"
+	ro_log "the two-session ceiling, from the reset to the end: $(bench_activity_end)"
 	for half in 0 1; do
 		ticks=$((ticks + $(awk 'NF > 20 { print $14 + $15 }' "${stat[half]}")))
 		rm -f "${stat[half]}"
@@ -139,4 +151,42 @@ bench_batch_path() {
 	end=$(date +%s.%N)
 	bench_stored "$2" "the batch path"
 	bench_rate "$3" "$start" "$end"
+}
+
+# bench_activity_counters — one line: checkpoints, autovacuum+autoanalyze
+# runs, WAL bytes, full-page images, then the machine's busy and steal ticks
+# (/proc/stat)
+bench_activity_counters() {
+	local stat
+	stat=$(pg_query "${PGDATABASE:-postgres}" "
+		SELECT (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter),
+		       (SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_all_tables),
+		       (SELECT wal_bytes FROM pg_stat_wal), (SELECT wal_fpi FROM pg_stat_wal)" | tr '|' ' ')
+	awk -v s="$stat" '$1 == "cpu" { print s, $2 + $3 + $4 + $7 + $8, $9; exit }' /proc/stat
+}
+
+# bench_wal_inodes — the inodes of the WAL segment files now in pg_wal (a
+# recycled segment keeps its inode under a new name; a created one is new)
+bench_wal_inodes() {
+	ls -i "$RO_PG_DIR/data/pg_wal" 2>/dev/null | awk '$2 ~ /^[0-9A-F]+$/ { print $1 }' | sort
+}
+
+# bench_activity_begin — see the header
+bench_activity_begin() {
+	BENCH_ACTIVITY0=$(bench_activity_counters)
+	BENCH_WAL_INODES0=$(bench_wal_inodes)
+}
+
+# bench_activity_end — see the header; sets BENCH_ACTIVITY to the line too
+bench_activity_end() {
+	local now created hz
+	now=$(bench_activity_counters)
+	hz=$(getconf CLK_TCK)
+	created=$(comm -13 <(printf '%s\n' "$BENCH_WAL_INODES0") <(bench_wal_inodes) | grep -c . || true)
+	BENCH_ACTIVITY=$(awk -v a="$BENCH_ACTIVITY0" -v b="$now" -v c="$created" -v hz="$hz" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf "checkpoints %d, autovacuum %d, WAL %.0f MB (%d full-page images), WAL segments created %d, CPU steal %.1f s, CPU of the machine %.1f s",
+			y[1] - x[1], y[2] - x[2], (y[3] - x[3]) / 1048576, y[4] - x[4], c,
+			(y[6] - x[6]) / hz, (y[5] - x[5]) / hz }')
+	echo "$BENCH_ACTIVITY"
 }
