@@ -6,22 +6,18 @@
 # up, the lag reads 0 in the feeder's counters and in Kafka although each
 # partition's end offset sits past its last message (the commit and abort
 # markers are records too): the feeder acknowledges up to the consumer's
-# position, past the markers; the account, where an offset committed
+# position, past the markers; and in the database's view consumer_lag
+# (high watermark - the database's position): the feeder moves the
+# database's positions past the markers too (advance_positions, from its
+# status reporter), so the position is the end offset, not the offset
+# after the last message stored.  The account, where an offset committed
 # beyond the database's position counts as ahead only if a read_committed
 # consumer finds a message between the two (kr_account).
-#
-# Known, kept visible as TODO (counted, not failing make test): the
-# database's position stays at the offset after the last message stored,
-# so received_orders.consumer_lag (high watermark - that position) reads 1
-# per partition whose last record is a marker; moving it past the marker
-# needs a function of the extension that advances a position without a
-# message.
 
 RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 # shellcheck source=test/kafka-real/lib.sh
 . "$RO_ROOT/test/kafka-real/lib.sh"
 
-KR_TODO_MARKERS="# TODO extension: the database's position stays before the last transaction marker"
 PARTITIONS=3
 TXNS=40
 PER_TXN=30
@@ -105,7 +101,7 @@ check "the committed offsets reach the end offsets past the markers (Kafka's lag
 check "the feeder's own lag (its counters line) reads 0 once caught up" \
 	ro_wait_until 15 stats_lag_is_zero
 tap_last_ok || diag "last counters line's lag: $(stats_lag)"
-todo check "consumer_lag reads 0 for every partition once caught up $KR_TODO_MARKERS" \
+check "consumer_lag reads 0 for every partition once caught up (the database's positions moved past the markers)" \
 	ro_wait_until 15 lag_is_zero
 tap_last_ok || diag "consumer_lag (partition position high_watermark lag): $(sql "SELECT kafka_partition, position, high_watermark, lag FROM received_orders.consumer_lag WHERE consumer_group = '$GROUP' ORDER BY 1" | tr '\n' ' ')"
 kr_account "$GROUP" "transactions"
