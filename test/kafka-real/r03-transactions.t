@@ -13,6 +13,12 @@
 # after the last message stored.  The account, where an offset committed
 # beyond the database's position counts as ahead only if a read_committed
 # consumer finds a message between the two (kr_account).
+#
+# Then without the grant of advance_positions (a DBA's revoke, or an
+# extension before 1.3): more transactions, the last one aborted; the
+# restarted feeder says once that it leaves the positions
+# (event=positions_advance_off), stores every committed order, still
+# acknowledges past the markers in Kafka, and the account holds.
 
 RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 # shellcheck source=test/kafka-real/lib.sh
@@ -23,7 +29,7 @@ TXNS=40
 PER_TXN=30
 E2E_TOPIC=r03-orders-$$
 GROUP=r03-group-$$
-plan 11
+plan 19
 
 # txn_script FILE — the producer's commands: TXNS transactions of PER_TXN
 # messages over the partitions, every third one aborted; the committed
@@ -78,6 +84,11 @@ lag_is_zero() {
 	[ "$(group_lag)" = 0 ]
 }
 
+# advance_off_logged — the feeder's latest run logged positions_advance_off
+advance_off_logged() {
+	[ -n "$(log_run_events f positions_advance_off)" ]
+}
+
 kr_cluster || bail "could not start Apache Kafka"
 e2e_setup_db || bail "could not set up the database"
 kr_topic "$E2E_TOPIC" $PARTITIONS || bail "could not create $E2E_TOPIC"
@@ -105,5 +116,31 @@ check "consumer_lag reads 0 for every partition once caught up (the database's p
 	ro_wait_until 15 lag_is_zero
 tap_last_ok || diag "consumer_lag (partition position high_watermark lag): $(sql "SELECT kafka_partition, position, high_watermark, lag FROM received_orders.consumer_lag WHERE consumer_group = '$GROUP' ORDER BY 1" | tr '\n' ' ')"
 kr_account "$GROUP" "transactions"
+feeder_stop f
+
+# without advance_positions: two committed transactions, one aborted
+sql "REVOKE EXECUTE ON FUNCTION received_orders.advance_positions(text, text[], integer[], bigint[], bigint[]) FROM \"$E2E_ROLE\""
+: >"$E2E_TMP/txns2"
+for t in 1 2 3; do
+	echo BEGIN >>"$E2E_TMP/txns2"
+	for ((i = 1; i <= 6; i++)); do
+		n=$((90000 + t * 100 + i))
+		printf '%s\to%s\t%s\n' $((i % PARTITIONS)) "$n" "$(event "$n" "EXT-$n")" >>"$E2E_TMP/txns2"
+		((t == 3)) || printf 'o%s\t%s\tinsert\t%s\tEXT-%s\t-\n' "$n" $((i % PARTITIONS)) "$(uid "$n")" "$n" >>"$E2E_MANIFEST"
+	done
+	if ((t == 3)); then echo ABORT >>"$E2E_TMP/txns2"; else echo COMMIT >>"$E2E_TMP/txns2"; fi
+done
+out=$(java -Xmx128m -Dlog4j2.level=error -cp "$E2E_TMP:$AK_LIB/*" TxnProducer \
+	"$AK_BOOTSTRAP" "$E2E_TOPIC" r03-producer-$$ "$E2E_TMP/txns2" 2>>"$E2E_TMP/producer.log")
+is "$out" "committed 2, aborted 1" "more transactions, the last one aborted"
+feeder_start f "$E2E_TOPIC" "$GROUP" --batch-size 25 --status-interval 1 --stats-interval 1
+check "without advance_positions: the feeder stores every committed order" \
+	ro_wait_until 60 rows_at_least "$(expected_rows | wc -l)"
+check "without advance_positions: the committed offsets reach the end offsets past the markers" \
+	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 30
+ro_wait_until 15 advance_off_logged || true
+is "$(log_run_events f positions_advance_off | wc -l)" 1 \
+	"without advance_positions: the feeder says once that the database's positions stay before the markers"
+kr_account "$GROUP" "without advance_positions"
 feeder_stop f
 tap_done
