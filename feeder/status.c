@@ -476,8 +476,9 @@ status_report(const status_snapshot *snap)
 /*
  * status_advance_allowed
  *		Whether the role of the reporter's session may move the group's
- *		positions past markers (advance_positions); logged once per process
- *		when it may not.
+ *		positions past markers (advance_positions): 1 or 0, logged once per
+ *		process when it may not; -1 when the question failed (asked again
+ *		at the next send).
  */
 static int
 status_advance_allowed(void)
@@ -486,8 +487,12 @@ status_advance_allowed(void)
 	PGresult   *res = PQexec(status.conn, STATUS_ADVANCE_CHECK_SQL);
 	int			allowed;
 
-	allowed = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
-		strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		PQclear(res);
+		return -1;
+	}
+	allowed = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	if (!allowed && !logged)
 	{
@@ -570,7 +575,11 @@ status_send_advances(advance_list *taken)
 		goto put_back;
 	if (status.advance_session != status.session)
 	{
-		status.advance_allowed = status_advance_allowed();
+		int			allowed = status_advance_allowed();
+
+		if (allowed < 0)
+			goto put_back;
+		status.advance_allowed = allowed;
 		status.advance_session = status.session;
 	}
 	if (!status.advance_allowed || advances_arrays(taken, &arrays) != 0)
