@@ -10,7 +10,8 @@
  * database transaction committed; when everything consumed of a partition
  * is stored, kafka_ack_positions moves its stored offset up to the
  * consumer's position, past the transaction markers and aborted messages
- * librdkafka never hands over.  enable.auto.commit stays true: the
+ * librdkafka never hands over, and says which moves it made, so that the
+ * database's position follows (advances.c, status.c).  enable.auto.commit stays true: the
  * background commit only ever sends stored offsets.  On revoke and at
  * shutdown the stored offsets are committed synchronously; when the loop
  * finds nothing to fetch, asynchronously (kafka_commit_async).
@@ -1182,14 +1183,18 @@ kafka_store_offsets(kafka_consumer *kc, const batch *b)
  *		every message consumed in this generation is stored (acked reaches
  *		polled_next: none is held in a batch, in flight or waiting) and
  *		whose position lies beyond acked has only such records in between,
- *		so its position is stored.  The database's position (db_next) is
- *		left as the batches recorded it (the offset after the last message
- *		stored): the markers hold no event, and a restart reads them again
- *		at no cost.  Called by the loop when a poll came back empty, before
+ *		so its position is stored.  Each move (from acked, where the last
+ *		batch left the database's position, to the consumer's position) is
+ *		added to moved (NULL: not wanted), for the database's position to
+ *		follow (status_advance: compare and set, on the reporter's
+ *		session).  db_next stays where the batches recorded it: the
+ *		database's position may or may not have followed, and
+ *		positions_reconcile acts only on a database position below db_next.
+ *		Called by the loop when a poll came back empty, before
  *		kafka_commit_async.  Returns the number of partitions stored.
  */
 int
-kafka_ack_positions(kafka_consumer *kc)
+kafka_ack_positions(kafka_consumer *kc, advance_list *moved)
 {
 	rd_kafka_topic_partition_list_t *list;
 	int			i,
@@ -1231,7 +1236,11 @@ kafka_ack_positions(kafka_consumer *kc)
 		if (rd_kafka_offsets_store(kc->rk, one) == RD_KAFKA_RESP_ERR_NO_ERROR &&
 			one->elems[0].err == RD_KAFKA_RESP_ERR_NO_ERROR)
 		{
-			kc->slots[kafka_slot_find(kc, p->topic, p->partition)].acked = p->offset;
+			kafka_slot *slot = &kc->slots[kafka_slot_find(kc, p->topic, p->partition)];
+
+			if (moved != NULL)
+				(void) advances_add(moved, p->topic, p->partition, slot->acked, p->offset);
+			slot->acked = p->offset;
 			kc->uncommitted = 1;
 			n++;
 		}

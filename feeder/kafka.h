@@ -14,6 +14,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "advances.h"
 #include "backoff.h"
 #include "batch.h"
 #include "config.h"
@@ -75,7 +76,7 @@ extern void kafka_commit_sync(kafka_consumer *kc, const char *why);
 extern int	kafka_commit_async(kafka_consumer *kc);
 extern int	kafka_fatal(const kafka_consumer *kc);
 extern int	kafka_refused(const kafka_consumer *kc);
-extern int	kafka_ack_positions(kafka_consumer *kc);
+extern int	kafka_ack_positions(kafka_consumer *kc, advance_list *moved);
 extern void kafka_close(kafka_consumer *kc);
 
 #endif							/* FEEDER_KAFKA_H */

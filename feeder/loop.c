@@ -714,7 +714,11 @@ loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
 
 		if (now >= app->next_idle_commit_ms)
 		{
-			kafka_ack_positions(app->kc);
+			advance_list moved = {0};
+
+			/* the database's positions follow, from the reporter's session */
+			kafka_ack_positions(app->kc, &moved);
+			status_advance(&moved);
 			if (kafka_commit_async(app->kc))
 				app->next_idle_commit_ms = now + LOOP_IDLE_COMMIT_INTERVAL_MS;
 		}

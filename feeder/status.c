@@ -19,6 +19,19 @@
  * The member id is the feeder's own (host:pid:start time), stable for its
  * life; Kafka's member id changes at every rejoin.
  *
+ * The same session moves the group's positions past the records that hold
+ * no event (transaction markers, aborted messages), which the consumer
+ * acknowledged in Kafka (kafka_ack_positions): the main thread hands the
+ * moves over (status_advance), they wait merged per partition (advances.c)
+ * and the reporter, woken, sends them after its report in a transaction of
+ * their own (received_orders.advance_positions, compare and set: a
+ * position a batch moved meanwhile stays).  Without them consumer_lag
+ * would read 1 for every partition whose last record is a marker.  Sent
+ * only when the role may execute the function (checked once per
+ * connection; a missing grant or an extension older than 1.3 is logged
+ * once and the moves are dropped); a failed send keeps them for the next
+ * report.  Batches never depend on it.
+ *
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
@@ -31,8 +44,10 @@
 
 #include <libpq-fe.h>
 
+#include "advances.h"
 #include "feeder.h"
 #include "log.h"
+#include "pgarray.h"
 #include "status.h"
 #include "utf8.h"
 
@@ -56,6 +71,15 @@
 	" pg_catalog.to_timestamp($6::double precision), $7, $8::text[], $9::integer[]," \
 	" $10::bigint[], $11, pg_catalog.to_timestamp($12::double precision), $13::interval)"
 
+/* The positions' advances past markers, and whether the role may. */
+#define STATUS_ADVANCE_SIGNATURE \
+	"received_orders.advance_positions(text,text[],integer[],bigint[],bigint[])"
+#define STATUS_ADVANCE_CHECK_SQL \
+	"SELECT pg_catalog.has_function_privilege(p, 'EXECUTE') " \
+	"FROM pg_catalog.to_regprocedure('" STATUS_ADVANCE_SIGNATURE "') AS p WHERE p IS NOT NULL"
+#define STATUS_ADVANCE_SQL \
+	"SELECT received_orders.advance_positions($1, $2, $3, $4, $5)"
+
 /* What one report sends (owned copies). */
 typedef struct status_snapshot
 {
@@ -76,6 +100,7 @@ static struct
 	int			stop;			/* status_stop: report "stopped" and end */
 	int			dirty;			/* a change to report now */
 	status_snapshot snap;		/* guarded by lock */
+	advance_list advances;		/* waiting to be sent; guarded by lock */
 	uint64_t	failures;		/* guarded by lock */
 	/* set before the thread starts, then read only (copies: the thread may
 	 * outlive the configuration, see status_stop) */
@@ -90,6 +115,10 @@ static struct
 	char		interval[32];
 	/* the reporter thread's own */
 	PGconn	   *conn;
+	uint64_t	session;		/* connections made so far */
+	uint64_t	advance_session;	/* the one advance_allowed was checked on */
+	int			advance_allowed;
+	int			advance_failing;	/* the last send of advances failed */
 	char		fail_sqlstate[6];
 	time_t		fail_logged_at;
 	int			failing;
@@ -380,10 +409,14 @@ status_report(const status_snapshot *snap)
 		PQfinish(status.conn);
 		status.conn = NULL;
 	}
-	if (status.conn == NULL && (status.conn = status_connect(err, sizeof(err))) == NULL)
+	if (status.conn == NULL)
 	{
-		status_failed("", err);
-		return;
+		if ((status.conn = status_connect(err, sizeof(err))) == NULL)
+		{
+			status_failed("", err);
+			return;
+		}
+		status.session++;
 	}
 	snprintf(error_at, sizeof(error_at), "%lld", (long long) snap->last_error_at);
 	params[0] = status.group;
@@ -441,6 +474,173 @@ status_report(const status_snapshot *snap)
 }
 
 /*
+ * status_advance_allowed
+ *		Whether the role of the reporter's session may move the group's
+ *		positions past markers (advance_positions): 1 or 0, logged once per
+ *		process when it may not; -1 when the question failed (asked again
+ *		at the next send).
+ */
+static int
+status_advance_allowed(void)
+{
+	static int	logged;
+	PGresult   *res = PQexec(status.conn, STATUS_ADVANCE_CHECK_SQL);
+	int			allowed;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		PQclear(res);
+		return -1;
+	}
+	allowed = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (!allowed && !logged)
+	{
+		log_line	line;
+
+		logged = 1;
+		log_begin(&line, LOG_WARNING, "positions_advance_off");
+		log_kv_str(&line, "function", STATUS_ADVANCE_SIGNATURE);
+		log_kv_str(&line, "reason", "the role may not execute it (or the extension is older than 1.3): the database's positions stay before the transaction markers, and consumer_lag reads 1 for a partition whose last record is one");
+		log_kv_str(&line, "hint", "SELECT received_orders.grant_feeder('ROLE'); grants it");
+		log_end(&line);
+	}
+	return allowed;
+}
+
+/*
+ * status_advance_failed
+ *		A send of advances failed (reporter thread): logged, the first of a
+ *		series only; a refusal (a grant revoked, the function dropped) stops
+ *		the sends until the next connection, which checks again; a lost
+ *		connection is dropped.  Returns whether the advances are to be kept
+ *		for the next report.
+ */
+static int
+status_advance_failed(PGresult *res)
+{
+	const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	int			refused = sqlstate != NULL &&
+		(strcmp(sqlstate, "42501") == 0 || strcmp(sqlstate, "42883") == 0);
+
+	if (!status.advance_failing)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_WARNING, "positions_advance_failed");
+		if (sqlstate)
+			log_kv_str(&line, "sqlstate", sqlstate);
+		log_kv_str(&line, "error", PQerrorMessage(status.conn));
+		log_kv_str(&line, "action", refused ?
+				   "not sent again until the next database session; batches go on" :
+				   "sent again with the next report; batches go on");
+		log_end(&line);
+	}
+	status.advance_failing = 1;
+	PQclear(res);
+	if (refused)
+		status.advance_allowed = 0;
+	if (PQstatus(status.conn) != CONNECTION_OK)
+	{
+		PQfinish(status.conn);
+		status.conn = NULL;
+	}
+	else if (PQtransactionStatus(status.conn) != PQTRANS_IDLE)
+		PQclear(PQexec(status.conn, "ROLLBACK"));
+	return !refused;
+}
+
+/*
+ * status_send_advances
+ *		Reporter thread, after a report: move the group's positions past
+ *		the markers taken (see the file header), in a transaction of its
+ *		own.  taken is emptied: sent, dropped (the role may not), or put
+ *		back to wait for the next report (no connection, a failure).
+ */
+static void
+status_send_advances(advance_list *taken)
+{
+	static const Oid types[5] = {PGARRAY_TEXTOID, PGARRAY_TEXTARRAYOID,
+	PGARRAY_INT4ARRAYOID, PGARRAY_INT8ARRAYOID, PGARRAY_INT8ARRAYOID};
+	static const int formats[5] = {0, 1, 1, 1, 1};
+	const char *values[5];
+	int			lengths[5];
+	advance_arrays arrays;
+	PGresult   *res;
+	int			keep = 1;
+
+	if (taken->n == 0)
+		return;
+	if (status.conn == NULL)
+		goto put_back;
+	if (status.advance_session != status.session)
+	{
+		int			allowed = status_advance_allowed();
+
+		if (allowed < 0)
+			goto put_back;
+		status.advance_allowed = allowed;
+		status.advance_session = status.session;
+	}
+	if (!status.advance_allowed || advances_arrays(taken, &arrays) != 0)
+	{
+		advances_free(taken);
+		return;
+	}
+	values[0] = status.group;
+	lengths[0] = 0;
+	values[1] = arrays.topics.data;
+	lengths[1] = (int) arrays.topics.len;
+	values[2] = arrays.partitions.data;
+	lengths[2] = (int) arrays.partitions.len;
+	values[3] = arrays.froms.data;
+	lengths[3] = (int) arrays.froms.len;
+	values[4] = arrays.tos.data;
+	lengths[4] = (int) arrays.tos.len;
+	res = PQexec(status.conn, STATUS_BEGIN_SQL);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		goto failed;
+	PQclear(res);
+	res = PQexecParams(status.conn, STATUS_ADVANCE_SQL, 5, types, values, lengths,
+					   formats, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		goto failed;
+	PQclear(res);
+	res = PQexec(status.conn, "COMMIT");
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		goto failed;
+	PQclear(res);
+	advance_arrays_free(&arrays);
+	advances_free(taken);
+	status.advance_failing = 0;
+	return;
+
+failed:
+	keep = status_advance_failed(res);
+	advance_arrays_free(&arrays);
+	if (!keep)
+	{
+		advances_free(taken);
+		return;
+	}
+put_back:
+	pthread_mutex_lock(&status.lock);
+	advances_merge(&status.advances, taken);
+	pthread_mutex_unlock(&status.lock);
+}
+
+/*
+ * status_take_advances
+ *		The advances waiting, moved into out (lock held).
+ */
+static void
+status_take_advances(advance_list *out)
+{
+	*out = status.advances;
+	memset(&status.advances, 0, sizeof(status.advances));
+}
+
+/*
  * status_copy
  *		A copy of the current snapshot (lock held); its state replaced when
  *		state is given.
@@ -477,6 +677,7 @@ static void *
 status_thread(void *arg)
 {
 	status_snapshot snap;
+	advance_list taken;
 	struct timespec due;
 
 	(void) arg;
@@ -492,17 +693,24 @@ status_thread(void *arg)
 			break;
 		status.dirty = 0;
 		status_copy(&snap, NULL);
+		status_take_advances(&taken);
 		pthread_mutex_unlock(&status.lock);
 		status_report(&snap);
 		status_free(&snap);
+		status_send_advances(&taken);
 		pthread_mutex_lock(&status.lock);
 	}
 	/* a stopped member holds no partition */
 	status_copy(&snap, "stopped");
+	status_take_advances(&taken);
 	pthread_mutex_unlock(&status.lock);
 	status_free(&snap);
 	snap.topics = snap.partitions = snap.watermarks = NULL;
 	status_report(&snap);
+	status_send_advances(&taken);
+	pthread_mutex_lock(&status.lock);
+	advances_free(&status.advances);	/* a failed last send */
+	pthread_mutex_unlock(&status.lock);
 	PQfinish(status.conn);
 	status.conn = NULL;
 	pthread_mutex_lock(&status.lock);
@@ -566,6 +774,29 @@ status_start(const feeder_config *cfg)
 		log_end(&line);
 	}
 	return 0;
+}
+
+/*
+ * status_advance
+ *		Main thread: the moves kafka_ack_positions made past markers, for
+ *		the database's positions to follow (see the file header); moved is
+ *		emptied into the advances waiting, and the reporter woken to send
+ *		them.  Dropped when the reporter does not run (--status-interval
+ *		0).  Never waits for the database.
+ */
+void
+status_advance(advance_list *moved)
+{
+	if (moved->n == 0 || !status.running)
+	{
+		advances_free(moved);
+		return;
+	}
+	pthread_mutex_lock(&status.lock);
+	advances_merge(&status.advances, moved);
+	status.dirty = 1;
+	pthread_cond_signal(&status.cond);
+	pthread_mutex_unlock(&status.lock);
 }
 
 /*

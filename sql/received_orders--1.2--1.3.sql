@@ -41,7 +41,7 @@ BEGIN
 	          FROM pg_catalog.pg_proc p
 	         WHERE p.pronamespace OPERATOR(pg_catalog.=) 'received_orders'::pg_catalog.regnamespace
 	           AND p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['consumer_group_claim_check',
-	               'record_position_gap', 'accept_position_gap', 'feeder_functions',
+	               'record_position_gap', 'accept_position_gap', 'advance_positions', 'feeder_functions',
 	               'grant_feeder', 'revoke_feeder']::pg_catalog.name[])
 	        UNION ALL
 	        SELECT pg_catalog.format('column received_orders.received_orders_consumer_groups.%I', a.attname)
@@ -740,11 +740,147 @@ GRANT SELECT ON received_orders.position_gaps TO pg_monitor;
 -- end of section: position gaps --------------------------------------------
 
 -- ---------------------------------------------------------------------------
+-- advance_positions: positions past records that hold no event.
+--
+-- A topic written by a transactional producer holds, besides the events,
+-- records the feeder never receives: each transaction's commit or abort
+-- marker (a control record), and with isolation.level read_committed the
+-- messages of aborted transactions.  The batch function records the offset
+-- after the last message it stored, so a partition whose last records are
+-- such a marker kept its position one (or more) below the end offset for
+-- good, and the view consumer_lag read a lag of 1 when the feeder was
+-- caught up.  The feeder acknowledges those records in Kafka once every
+-- message it consumed of the partition is stored and the consumer's
+-- position lies past them; it now moves the database's position the same
+-- way, from its reporter's session (report_feeder's), with this function.
+--
+-- Compare and set: a position moves from exactly from_offset to to_offset
+-- (a later one); where it is anywhere else (a batch moved it since, an
+-- operator set it, a restore put it back) it stays, and no row is created.
+-- The rows are locked in the order the batch function locks them (topic
+-- bytes, partition), so a report and a batch never deadlock.  The group
+-- must be the caller's (check_consumer_group).  Returns how many positions
+-- moved.
+--
+-- Grants for a feeder to move them (grant_feeder grants it):
+--   GRANT EXECUTE ON FUNCTION
+--     received_orders.advance_positions(text, text[], integer[], bigint[],
+--       bigint[])
+--   TO feeder;
+-- Without it the feeder logs once that it leaves them, and consumer_lag
+-- reads 1 for a partition whose last record is a marker.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION received_orders.advance_positions(
+	consumer_group text,
+	kafka_topics text[],
+	kafka_partitions integer[],
+	from_offsets bigint[],
+	to_offsets bigint[])
+RETURNS integer
+LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	moved integer;
+BEGIN
+	IF consumer_group IS NULL OR kafka_topics IS NULL OR kafka_partitions IS NULL
+	   OR from_offsets IS NULL OR to_offsets IS NULL THEN
+		RAISE EXCEPTION 'consumer_group, kafka_topics, kafka_partitions, from_offsets and to_offsets must not be null'
+			USING ERRCODE = 'null_value_not_allowed';
+	END IF;
+	IF pg_catalog.cardinality(kafka_topics) OPERATOR(pg_catalog.<>) pg_catalog.cardinality(kafka_partitions)
+	   OR pg_catalog.cardinality(kafka_topics) OPERATOR(pg_catalog.<>) pg_catalog.cardinality(from_offsets)
+	   OR pg_catalog.cardinality(kafka_topics) OPERATOR(pg_catalog.<>) pg_catalog.cardinality(to_offsets) THEN
+		RAISE EXCEPTION 'kafka_topics, kafka_partitions, from_offsets and to_offsets must have one element per partition'
+			USING ERRCODE = 'array_subscript_error',
+			      DETAIL = pg_catalog.format('They have %s, %s, %s and %s elements.',
+			                                 pg_catalog.cardinality(kafka_topics),
+			                                 pg_catalog.cardinality(kafka_partitions),
+			                                 pg_catalog.cardinality(from_offsets),
+			                                 pg_catalog.cardinality(to_offsets));
+	END IF;
+	IF pg_catalog.cardinality(kafka_topics) OPERATOR(pg_catalog.>) 4096 THEN
+		RAISE EXCEPTION 'a call lists % partitions; at most 4096 are moved at once',
+			pg_catalog.cardinality(kafka_topics)
+			USING ERRCODE = 'program_limit_exceeded';
+	END IF;
+	IF (SELECT pg_catalog.sum(pg_catalog.octet_length(t))
+	      FROM pg_catalog.unnest(advance_positions.kafka_topics) AS t) OPERATOR(pg_catalog.>) 131072 THEN
+		RAISE EXCEPTION 'a call''s topic names add up to more than 131072 bytes'
+			USING ERRCODE = 'program_limit_exceeded',
+			      HINT = 'Each partition repeats its topic''s name; at most 128 kB of names are taken per call.';
+	END IF;
+	IF consumer_group OPERATOR(pg_catalog.=) ''
+	   OR EXISTS (SELECT FROM ROWS FROM (pg_catalog.unnest(advance_positions.kafka_topics),
+	                                     pg_catalog.unnest(advance_positions.kafka_partitions),
+	                                     pg_catalog.unnest(advance_positions.from_offsets),
+	                                     pg_catalog.unnest(advance_positions.to_offsets))
+	                          AS t (kafka_topic, kafka_partition, from_offset, to_offset)
+	               WHERE t.kafka_topic IS NULL OR t.kafka_partition IS NULL
+	                  OR t.from_offset IS NULL OR t.to_offset IS NULL
+	                  OR pg_catalog.octet_length(t.kafka_topic) OPERATOR(pg_catalog.=) 0
+	                  OR pg_catalog.octet_length(t.kafka_topic) OPERATOR(pg_catalog.>) 249
+	                  OR t.kafka_partition OPERATOR(pg_catalog.<) 0
+	                  OR t.from_offset OPERATOR(pg_catalog.<) 0
+	                  OR t.to_offset OPERATOR(pg_catalog.<=) t.from_offset) THEN
+		RAISE EXCEPTION 'invalid position advance for consumer group "%"', consumer_group
+			USING ERRCODE = 'invalid_parameter_value',
+			      HINT = 'The group must not be empty; each topic has 1 to 249 bytes, no element is NULL, partitions and from_offsets are not negative, and each to_offset lies above its from_offset (positions only move forwards).';
+	END IF;
+	IF (SELECT pg_catalog.count(*) FROM (SELECT DISTINCT t.kafka_topic, t.kafka_partition
+	                                       FROM ROWS FROM (pg_catalog.unnest(advance_positions.kafka_topics),
+	                                                       pg_catalog.unnest(advance_positions.kafka_partitions))
+	                                            AS t (kafka_topic, kafka_partition)) d)
+	   OPERATOR(pg_catalog.<>) pg_catalog.cardinality(kafka_topics) THEN
+		RAISE EXCEPTION 'a partition is listed twice in a position advance for consumer group "%"', consumer_group
+			USING ERRCODE = 'invalid_parameter_value',
+			      HINT = 'List each partition once, with the position it has and the one it moves to.';
+	END IF;
+	PERFORM received_orders.check_consumer_group(advance_positions.consumer_group, NULL);
+
+	-- lock in the batch function's order: topic bytes, then partition
+	PERFORM FROM received_orders.received_orders_positions p,
+	        ROWS FROM (pg_catalog.unnest(advance_positions.kafka_topics),
+	                   pg_catalog.unnest(advance_positions.kafka_partitions),
+	                   pg_catalog.unnest(advance_positions.from_offsets))
+	        AS t (kafka_topic, kafka_partition, from_offset)
+	  WHERE p.consumer_group OPERATOR(pg_catalog.=) advance_positions.consumer_group
+	    AND p.kafka_topic OPERATOR(pg_catalog.=) t.kafka_topic
+	    AND p.kafka_partition OPERATOR(pg_catalog.=) t.kafka_partition
+	    AND p.next_offset OPERATOR(pg_catalog.=) t.from_offset
+	  ORDER BY p.kafka_topic COLLATE "C", p.kafka_partition
+	    FOR UPDATE OF p;
+
+	UPDATE received_orders.received_orders_positions p
+	   SET next_offset = t.to_offset, updated_at = pg_catalog.now()
+	  FROM ROWS FROM (pg_catalog.unnest(advance_positions.kafka_topics),
+	                  pg_catalog.unnest(advance_positions.kafka_partitions),
+	                  pg_catalog.unnest(advance_positions.from_offsets),
+	                  pg_catalog.unnest(advance_positions.to_offsets))
+	       AS t (kafka_topic, kafka_partition, from_offset, to_offset)
+	 WHERE p.consumer_group OPERATOR(pg_catalog.=) advance_positions.consumer_group
+	   AND p.kafka_topic OPERATOR(pg_catalog.=) t.kafka_topic
+	   AND p.kafka_partition OPERATOR(pg_catalog.=) t.kafka_partition
+	   AND p.next_offset OPERATOR(pg_catalog.=) t.from_offset;
+	GET DIAGNOSTICS moved = ROW_COUNT;
+	RETURN moved;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION received_orders.advance_positions(text, text[], integer[], bigint[], bigint[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION received_orders.advance_positions(text, text[], integer[], bigint[], bigint[]) IS
+	'Move a consumer group''s position of each partition listed from exactly from_offset to the later to_offset (a feeder, past transaction markers and aborted messages, which hold no event); a position anywhere else stays, none is created (the group must be the caller''s); returns how many moved';
+-- end of section: advance_positions -----------------------------------------
+
+-- ---------------------------------------------------------------------------
 -- grant_feeder and revoke_feeder: a feeder's rights in one statement.
 --
--- A feeder's role needs USAGE on the schema and EXECUTE on eight functions
+-- A feeder's role needs USAGE on the schema and EXECUTE on nine functions
 -- (three forms of the batch function, its positions, its reports, its
--- watermarks and gaps); written out that is some twenty lines of overloads,
+-- watermarks, gaps and advances past markers); written out that is some twenty lines of overloads,
 -- one of fifteen arguments, which a DBA gets wrong or leaves behind when a
 -- version adds one.  grant_feeder(role) grants exactly those, and
 -- revoke_feeder(role) takes them back; the list lives here, one place, and
@@ -780,7 +916,8 @@ SELECT p::pg_catalog.regprocedure FROM pg_catalog.unnest(ARRAY[
 	'received_orders.restart_position(text, text, integer, bigint, bigint)',
 	'received_orders.report_feeder(text, text, text, integer, text, timestamptz, text, text[], integer[], bigint[], text, timestamptz, interval, interval)',
 	'received_orders.record_high_watermarks(text, text, text[], integer[], bigint[])',
-	'received_orders.record_position_gap(text, text, integer, bigint, bigint, boolean)']::pg_catalog.text[]) AS p
+	'received_orders.record_position_gap(text, text, integer, bigint, bigint, boolean)',
+	'received_orders.advance_positions(text, text[], integer[], bigint[], bigint[])']::pg_catalog.text[]) AS p
 $$;
 
 REVOKE EXECUTE ON FUNCTION received_orders.feeder_functions() FROM PUBLIC;
@@ -825,7 +962,7 @@ $$;
 REVOKE EXECUTE ON FUNCTION received_orders.grant_feeder(regrole) FROM PUBLIC;
 
 COMMENT ON FUNCTION received_orders.grant_feeder(regrole) IS
-	'Grant a feeder''s role what the feeder calls and nothing more: USAGE on the schema, EXECUTE on the batch function''s three forms with a consumer group, consumer_positions(text, text), restart_position, report_feeder, record_high_watermarks and record_position_gap; superusers and the extension''s owner only; returns the functions granted';
+	'Grant a feeder''s role what the feeder calls and nothing more: USAGE on the schema, EXECUTE on the batch function''s three forms with a consumer group, consumer_positions(text, text), restart_position, report_feeder, record_high_watermarks, record_position_gap and advance_positions; superusers and the extension''s owner only; returns the functions granted';
 
 CREATE FUNCTION received_orders.revoke_feeder(feeder regrole)
 RETURNS SETOF regprocedure

@@ -50,6 +50,7 @@ E2E_FEEDER_FUNCTIONS=(
 	'received_orders.report_feeder(text,text,text,integer,text,timestamp with time zone,text,text[],integer[],bigint[],text,timestamp with time zone,interval,interval)'
 	'received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])'
 	'received_orders.record_position_gap(text,text,integer,bigint,bigint,boolean)'
+	'received_orders.advance_positions(text,text[],integer[],bigint[],bigint[])'
 	'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])'
 	'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])'
 )

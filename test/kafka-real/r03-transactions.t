@@ -6,28 +6,30 @@
 # up, the lag reads 0 in the feeder's counters and in Kafka although each
 # partition's end offset sits past its last message (the commit and abort
 # markers are records too): the feeder acknowledges up to the consumer's
-# position, past the markers; the account, where an offset committed
+# position, past the markers; and in the database's view consumer_lag
+# (high watermark - the database's position): the feeder moves the
+# database's positions past the markers too (advance_positions, from its
+# status reporter), so the position is the end offset, not the offset
+# after the last message stored.  The account, where an offset committed
 # beyond the database's position counts as ahead only if a read_committed
 # consumer finds a message between the two (kr_account).
 #
-# Known, kept visible as TODO (counted, not failing make test): the
-# database's position stays at the offset after the last message stored,
-# so received_orders.consumer_lag (high watermark - that position) reads 1
-# per partition whose last record is a marker; moving it past the marker
-# needs a function of the extension that advances a position without a
-# message.
+# Then without the grant of advance_positions (a DBA's revoke, or an
+# extension before 1.3): more transactions, the last one aborted; the
+# restarted feeder says once that it leaves the positions
+# (event=positions_advance_off), stores every committed order, still
+# acknowledges past the markers in Kafka, and the account holds.
 
 RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 # shellcheck source=test/kafka-real/lib.sh
 . "$RO_ROOT/test/kafka-real/lib.sh"
 
-KR_TODO_MARKERS="# TODO extension: the database's position stays before the last transaction marker"
 PARTITIONS=3
 TXNS=40
 PER_TXN=30
 E2E_TOPIC=r03-orders-$$
 GROUP=r03-group-$$
-plan 11
+plan 19
 
 # txn_script FILE — the producer's commands: TXNS transactions of PER_TXN
 # messages over the partitions, every third one aborted; the committed
@@ -82,6 +84,11 @@ lag_is_zero() {
 	[ "$(group_lag)" = 0 ]
 }
 
+# advance_off_logged — the feeder's latest run logged positions_advance_off
+advance_off_logged() {
+	[ -n "$(log_run_events f positions_advance_off)" ]
+}
+
 kr_cluster || bail "could not start Apache Kafka"
 e2e_setup_db || bail "could not set up the database"
 kr_topic "$E2E_TOPIC" $PARTITIONS || bail "could not create $E2E_TOPIC"
@@ -105,9 +112,35 @@ check "the committed offsets reach the end offsets past the markers (Kafka's lag
 check "the feeder's own lag (its counters line) reads 0 once caught up" \
 	ro_wait_until 15 stats_lag_is_zero
 tap_last_ok || diag "last counters line's lag: $(stats_lag)"
-todo check "consumer_lag reads 0 for every partition once caught up $KR_TODO_MARKERS" \
+check "consumer_lag reads 0 for every partition once caught up (the database's positions moved past the markers)" \
 	ro_wait_until 15 lag_is_zero
 tap_last_ok || diag "consumer_lag (partition position high_watermark lag): $(sql "SELECT kafka_partition, position, high_watermark, lag FROM received_orders.consumer_lag WHERE consumer_group = '$GROUP' ORDER BY 1" | tr '\n' ' ')"
 kr_account "$GROUP" "transactions"
+feeder_stop f
+
+# without advance_positions: two committed transactions, one aborted
+sql "REVOKE EXECUTE ON FUNCTION received_orders.advance_positions(text, text[], integer[], bigint[], bigint[]) FROM \"$E2E_ROLE\""
+: >"$E2E_TMP/txns2"
+for t in 1 2 3; do
+	echo BEGIN >>"$E2E_TMP/txns2"
+	for ((i = 1; i <= 6; i++)); do
+		n=$((90000 + t * 100 + i))
+		printf '%s\to%s\t%s\n' $((i % PARTITIONS)) "$n" "$(event "$n" "EXT-$n")" >>"$E2E_TMP/txns2"
+		((t == 3)) || printf 'o%s\t%s\tinsert\t%s\tEXT-%s\t-\n' "$n" $((i % PARTITIONS)) "$(uid "$n")" "$n" >>"$E2E_MANIFEST"
+	done
+	if ((t == 3)); then echo ABORT >>"$E2E_TMP/txns2"; else echo COMMIT >>"$E2E_TMP/txns2"; fi
+done
+out=$(java -Xmx128m -Dlog4j2.level=error -cp "$E2E_TMP:$AK_LIB/*" TxnProducer \
+	"$AK_BOOTSTRAP" "$E2E_TOPIC" r03-producer-$$ "$E2E_TMP/txns2" 2>>"$E2E_TMP/producer.log")
+is "$out" "committed 2, aborted 1" "more transactions, the last one aborted"
+feeder_start f "$E2E_TOPIC" "$GROUP" --batch-size 25 --status-interval 1 --stats-interval 1
+check "without advance_positions: the feeder stores every committed order" \
+	ro_wait_until 60 rows_at_least "$(expected_rows | wc -l)"
+check "without advance_positions: the committed offsets reach the end offsets past the markers" \
+	kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 30
+ro_wait_until 15 advance_off_logged || true
+is "$(log_run_events f positions_advance_off | wc -l)" 1 \
+	"without advance_positions: the feeder says once that the database's positions stay before the markers"
+kr_account "$GROUP" "without advance_positions"
 feeder_stop f
 tap_done

@@ -139,6 +139,7 @@ SELECT is(
 	   FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'received_orders'::regnamespace),
 	ARRAY['received_orders.accept_position_gap(text,text,integer)',
 	      'received_orders.adopt_consumer_position(text,text,integer,bigint)',
+	      'received_orders.advance_positions(text,text[],integer[],bigint[],bigint[])',
 	      'received_orders.check_consumer_group(text,text)',
 	      'received_orders.consumer_group_claim_check()',
 	      'received_orders.consumer_positions(text)',
@@ -159,7 +160,7 @@ SELECT is(
 	      'received_orders.revoke_feeder(regrole)',
 	      'received_orders.set_consumer_group_owner(text,name)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the twenty-two functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap, accept_position_gap, feeder_functions, grant_feeder and revoke_feeder of 1.3)');
+	'schema received_orders holds exactly the twenty-three functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap, accept_position_gap, advance_positions, feeder_functions, grant_feeder and revoke_feeder of 1.3)');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

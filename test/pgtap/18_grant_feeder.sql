@@ -59,7 +59,8 @@ INSERT INTO feeder_list VALUES
 	('received_orders.restart_position(text, text, integer, bigint, bigint)'),
 	('received_orders.report_feeder(text, text, text, integer, text, timestamptz, text, text[], integer[], bigint[], text, timestamptz, interval, interval)'),
 	('received_orders.record_high_watermarks(text, text, text[], integer[], bigint[])'),
-	('received_orders.record_position_gap(text, text, integer, bigint, bigint, boolean)');
+	('received_orders.record_position_gap(text, text, integer, bigint, bigint, boolean)'),
+	('received_orders.advance_positions(text, text[], integer[], bigint[], bigint[])');
 
 -- The functions a feeder does not call: the operators', the adoption's
 -- (run once by a DBA's role), the groups' check and trigger, the batch

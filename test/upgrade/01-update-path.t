@@ -215,6 +215,7 @@ missing_objects() {
 			('received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])', '1.2'),
 			('received_orders.record_position_gap(text,text,integer,bigint,bigint,boolean)', '1.3'),
 			('received_orders.accept_position_gap(text,text,integer)', '1.3'),
+			('received_orders.advance_positions(text,text[],integer[],bigint[],bigint[])', '1.3'),
 			('received_orders.feeder_functions()', '1.3'),
 			('received_orders.grant_feeder(regrole)', '1.3'),
 			('received_orders.revoke_feeder(regrole)', '1.3');
