@@ -1,8 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * config_options.h
- *	  The table of the feeder's options, shared by the readers of its
- *	  sources (config.c) and the help text (config_help.c).
+ *	  The feeder's options: their ids, the settings they fill
+ *	  (feeder_config), their defaults and the table of their rows, shared
+ *	  by the readers of their sources (config.c) and the help text
+ *	  (config_help.c).
  *
  * One row per option: adding an option is one row in config_options.c plus
  * its config_option id and its feeder_config field here, beside the
@@ -169,7 +171,6 @@ typedef enum config_result
 #define CONFIG_DEFAULT_SCHEMA_REGISTRY_UNKNOWN_GRACE	10000
 #define CONFIG_DEFAULT_STATUS_INTERVAL	10
 #define CONFIG_CLOUDEVENTS_TYPE_HEADER	"ce_type"
-
 
 /* Row flags. */
 #define CONFIG_OPT_COMMAND		0x01	/* --help lists it under "Command" */
