@@ -20,6 +20,7 @@ OBJS = \
 	extension/batch.o \
 	extension/outbox.o \
 	extension/outcome.o \
+	extension/outcome_label.o \
 	extension/quarantine.o \
 	extension/positions.o \
 	extension/replay.o

@@ -11,8 +11,9 @@
  *
  * RoOutcomeInsertOne decides one event (materialize_order, replay.c);
  * RoOutcomeResolveNotInserted decides a batch's candidates with one statement;
- * RoOutcomeReject decides an element of a batch as rejected; RoOutcomeLabel
- * and RoOutcomeGetDatum name an outcome as the enum materialize_outcome does.
+ * RoOutcomeReject decides an element of a batch as rejected.  The outcome's
+ * name as the enum materialize_outcome spells it is outcome_label.c's, which
+ * store.c uses too.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,14 +28,6 @@ static void OutcomeNotStored(const pg_uuid_t *order_id);
 static char *OutcomeUuidText(const pg_uuid_t *uuid);
 static char *OutcomeConflictMessage(const RoEvent *event,
 									const text *stored);
-
-static const char *const ro_outcome_labels[RO_OUTCOME_COUNT] = {
-	"inserted",
-	"duplicate",
-	"conflict",
-	"rejected",
-	"skipped"
-};
 
 /*
  * RoOutcomeInsertOne
@@ -227,31 +220,4 @@ RoOutcomeClip(const char *s)
 		return pstrdup(s);
 	cut = pg_mbcliplen(s, len, RO_MAX_REASON_PART_BYTES - 3);
 	return psprintf("%.*s\xe2\x80\xa6", cut, s);	/* U+2026 */
-}
-
-/*
- * RoOutcomeLabel
- *		The enum label of an outcome.
- */
-const char *
-RoOutcomeLabel(RoOutcome outcome)
-{
-	if (outcome < 0 || outcome >= RO_OUTCOME_COUNT)
-		elog(ERROR, "invalid materialize outcome %d", (int) outcome);
-	return ro_outcome_labels[outcome];
-}
-
-/*
- * RoOutcomeGetDatum
- *		The received_orders.materialize_outcome value of an outcome.
- *
- * enumtypid is the enum's OID as the caller's return type gives it, so no
- * name lookup (and no search_path) is involved.
- */
-Datum
-RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome)
-{
-	return DirectFunctionCall2(enum_in,
-							   CStringGetDatum(RoOutcomeLabel(outcome)),
-							   ObjectIdGetDatum(enumtypid));
 }

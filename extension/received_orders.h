@@ -281,9 +281,11 @@ extern bool RoOutboxOpenFrame(Batch *batch, BatchItem *item, int i);
 extern bool RoOutboxOpenEnvelope(Batch *batch, BatchItem *item, int i);
 extern char *RoOutboxOtherType(Batch *batch, const char *type, int type_len);
 
-/* outcome.c */
+/* outcome_label.c */
 extern const char *RoOutcomeLabel(RoOutcome outcome);
 extern Datum RoOutcomeGetDatum(Oid enumtypid, RoOutcome outcome);
+
+/* outcome.c */
 extern RoOutcome RoOutcomeInsertOne(const RoEvent *event, const int32 *schema_id,
 								  text **stored);
 extern bool RoOutcomeSameText(const text *a, const text *b);

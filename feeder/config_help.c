@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config_help.h"
 #include "config_options.h"
 #include "feeder.h"
 

@@ -13,8 +13,13 @@
 
 #include <libpq-fe.h>
 
-#include "db.h"
 #include "db_errors.h"
+
+/*
+ * db.h's opaque connection, named here without db.h: this header is what
+ * db.c shares with the files below it, not db.c's interface.
+ */
+typedef struct db_conn db_conn;
 
 /* The functions the feeder calls, as GRANT and to_regprocedure spell them. */
 #define DB_FUNCTION_SIGNATURE \

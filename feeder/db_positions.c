@@ -167,6 +167,43 @@ db_free_positions(db_position *positions, int n)
 }
 
 /*
+ * db_positions_statement
+ *		Run sql, one statement with its nparams params (text), in a
+ *		transaction of its own on the current connection, which it never
+ *		opens: without one the error is transient.  With flag not NULL the
+ *		statement returns one row of one boolean, put in *flag (0 on any
+ *		error).  step names the work in err.  The one way restart_position,
+ *		record_position_gap and adopt_consumer_position are run.
+ */
+static db_error_class
+db_positions_statement(db_conn *db, const char *sql, int nparams,
+					   const char *const *params, const char *step,
+					   int *flag, db_error *err)
+{
+	PGresult   *res;
+	db_error_class cls = DB_ERR_NONE;
+
+	memset(err, 0, sizeof(*err));
+	if (flag != NULL)
+		*flag = 0;
+	if (!db_connected(db))
+	{
+		err->cls = DB_ERR_TRANSIENT;
+		err->step = step;
+		db_copy_message(err, "no database connection");
+		return err->cls;
+	}
+	res = PQexecParams(db_pgconn(db), sql, nparams, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK ||
+		(flag != NULL && PQntuples(res) != 1))
+		cls = db_fill_error(db_pgconn(db), res, step, err);
+	else if (flag != NULL)
+		*flag = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	return cls;
+}
+
+/*
  * db_restart_position
  *		Move the group's position of one partition back from from_offset
  *		(only if it still is there) to to_offset, in a transaction of its
@@ -181,25 +218,12 @@ db_restart_position(db_conn *db, const char *topic, int32_t partition,
 				from[24],
 				to[24];
 	const char *params[5] = {db_group(db), topic, part, from, to};
-	PGresult   *res;
-	db_error_class cls = DB_ERR_NONE;
 
-	memset(err, 0, sizeof(*err));
-	if (!db_connected(db))
-	{
-		err->cls = DB_ERR_TRANSIENT;
-		err->step = "positions";
-		db_copy_message(err, "no database connection");
-		return err->cls;
-	}
 	snprintf(part, sizeof(part), "%d", (int) partition);
 	snprintf(from, sizeof(from), "%lld", (long long) from_offset);
 	snprintf(to, sizeof(to), "%lld", (long long) to_offset);
-	res = PQexecParams(db_pgconn(db), DB_RESTART_SQL, 5, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		cls = db_fill_error(db_pgconn(db), res, "positions", err);
-	PQclear(res);
-	return cls;
+	return db_positions_statement(db, DB_RESTART_SQL, 5, params, "positions",
+								  NULL, err);
 }
 
 /*
@@ -220,28 +244,12 @@ db_record_gap(db_conn *db, const char *topic, int32_t partition,
 				last[24];
 	const char *params[6] = {db_group(db), topic, part, first, last,
 	accept ? "true" : "false"};
-	PGresult   *res;
-	db_error_class cls = DB_ERR_NONE;
 
-	memset(err, 0, sizeof(*err));
-	*accepted = 0;
-	if (!db_connected(db))
-	{
-		err->cls = DB_ERR_TRANSIENT;
-		err->step = "positions";
-		db_copy_message(err, "no database connection");
-		return err->cls;
-	}
 	snprintf(part, sizeof(part), "%d", (int) partition);
 	snprintf(first, sizeof(first), "%lld", (long long) first_lost);
 	snprintf(last, sizeof(last), "%lld", (long long) last_lost);
-	res = PQexecParams(db_pgconn(db), DB_GAP_SQL, 6, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-		cls = db_fill_error(db_pgconn(db), res, "positions", err);
-	else
-		*accepted = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
-	return cls;
+	return db_positions_statement(db, DB_GAP_SQL, 6, params, "positions",
+								  accepted, err);
 }
 
 /*
@@ -257,25 +265,9 @@ db_adopt_position(db_conn *db, const char *topic, int32_t partition,
 	char		part[16],
 				off[24];
 	const char *params[4] = {db_group(db), topic, part, off};
-	PGresult   *res;
-	db_error_class cls = DB_ERR_NONE;
 
-	memset(err, 0, sizeof(*err));
-	*adopted = 0;
-	if (!db_connected(db))
-	{
-		err->cls = DB_ERR_TRANSIENT;
-		err->step = "adopt";
-		db_copy_message(err, "no database connection");
-		return err->cls;
-	}
 	snprintf(part, sizeof(part), "%d", (int) partition);
 	snprintf(off, sizeof(off), "%lld", (long long) next_offset);
-	res = PQexecParams(db_pgconn(db), DB_ADOPT_SQL, 4, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-		cls = db_fill_error(db_pgconn(db), res, "adopt", err);
-	else
-		*adopted = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
-	return cls;
+	return db_positions_statement(db, DB_ADOPT_SQL, 4, params, "adopt",
+								  adopted, err);
 }

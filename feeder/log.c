@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "utf8.h"
 
 static volatile log_level current_level = LOG_INFO;
 
@@ -104,41 +105,26 @@ log_append(log_line *line, const char *s, size_t n)
 
 /*
  * log_utf8_decode
- *		The length of the well-formed UTF-8 sequence at p (no overlong
- *		form, no surrogate, at most U+10FFFF) and its code point in *cp; 0
- *		when the bytes at p do not start one.
+ *		The length of the valid UTF-8 character at p (utf8_char_len's rules:
+ *		no overlong form, no surrogate, at most U+10FFFF) and its code point
+ *		in *cp; 0 when the bytes at p do not start one.  p is NUL-terminated,
+ *		and a NUL is never a continuation byte, so at most what is left of
+ *		p, up to 4 bytes, is looked at.
  */
 static int
 log_utf8_decode(const unsigned char *p, uint32_t *cp)
 {
-	int			n,
-				i;
+	size_t		n = utf8_char_len((const char *) p, strnlen((const char *) p, 4));
+	size_t		i;
 	uint32_t	c;
 
-	if (p[0] < 0x80)
-	{
-		*cp = p[0];
-		return 1;
-	}
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, c = p[0] & 0x07;
-	else
+	if (n == 0)
 		return 0;
+	c = n == 1 ? p[0] : p[0] & (0xff >> (n + 1));
 	for (i = 1; i < n; i++)
-	{
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;			/* also stops at the terminating NUL */
 		c = (c << 6) | (p[i] & 0x3f);
-	}
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-		(c >= 0xd800 && c <= 0xdfff))
-		return 0;
 	*cp = c;
-	return n;
+	return (int) n;
 }
 
 /*

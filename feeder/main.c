@@ -30,6 +30,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "app.h"
+#include "config_help.h"
 #include "feeder.h"
 #include "log.h"
 #include "metrics.h"

@@ -30,7 +30,7 @@
 
 #include <microhttpd.h>
 
-#include "config.h"
+#include "config_options.h"
 #include "log.h"
 #include "metrics.h"
 

@@ -13,17 +13,7 @@
 #include <stdint.h>
 
 #include "avro_json.h"
-
-/* How the registry answered for an id. */
-typedef enum registry_status
-{
-	REGISTRY_OK,
-	REGISTRY_UNKNOWN_ID,		/* 404 with 40403 past its grace, or a GUID
-								 * the registry cannot resolve: that
-								 * message is bad */
-	REGISTRY_TRANSIENT,			/* unreachable, timeout, 5xx, 429: retry */
-	REGISTRY_FATAL				/* 401, 403, TLS, not a registry: exit 3 */
-} registry_status;
+#include "registry_status.h"
 
 typedef enum registry_schema_type
 {

@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "registry.h"
+#include "registry_status.h"
 
 /*
  * Fetch version of subject from the registry (what names it in messages):

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "registry.h"
+#include "registry_status.h"
 
 typedef struct registry_unknown_entry registry_unknown_entry;
 

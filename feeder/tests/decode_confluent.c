@@ -34,63 +34,10 @@
 
 #include "../avro_json.h"
 #include "../confluent.h"
-#include "../registry.h"
+#include "registry_stub.h"
 
 /* a schema or a value: larger is the fuzzer's mistake */
 #define DECODE_MAX_RECORD (16 * 1024 * 1024)
-
-static registry_schema **schemas;
-static int	nschemas;
-static int	capschemas;
-
-/* ------------------------------------------------- the registry, stubbed */
-
-/*
- * registry_lookup
- *		The schema of an id read from the file; unknown otherwise.
- */
-registry_status
-registry_lookup(registry *r, int32_t id, registry_schema **out,
-				char *err, size_t errlen)
-{
-	int			i;
-
-	(void) r;
-	for (i = nschemas; i-- > 0;)
-		if (schemas[i]->id == id)
-		{
-			*out = schemas[i];
-			return REGISTRY_OK;
-		}
-	snprintf(err, errlen, "not in the file");
-	return REGISTRY_UNKNOWN_ID;
-}
-
-/*
- * registry_lookup_guid
- *		No GUIDs in the file.
- */
-registry_status
-registry_lookup_guid(registry *r, const char *guid, registry_schema **out,
-					 char *err, size_t errlen)
-{
-	(void) r;
-	(void) guid;
-	(void) out;
-	snprintf(err, errlen, "not in the file");
-	return REGISTRY_UNKNOWN_ID;
-}
-
-/*
- * registry_release
- *		The file's schemas live until the end.
- */
-void
-registry_release(registry *r, registry_schema *s)
-{
-	(void) r;
-	(void) s;
-}
 
 /* ---------------------------------------------------------------- input */
 
@@ -108,46 +55,6 @@ read_u32(FILE *f, uint32_t *v)
 	*v = ((uint32_t) b[0] << 24) | ((uint32_t) b[1] << 16) |
 		((uint32_t) b[2] << 8) | b[3];
 	return 0;
-}
-
-/*
- * add_schema
- *		Compile an Avro schema as registry.c does with what it fetched: a
- *		schema avro-c refuses is kept with its error, and its values are
- *		rejected with it.
- */
-static void
-add_schema(int32_t id, const char *text, size_t len)
-{
-	registry_schema *s = calloc(1, sizeof(*s));
-	char		err[512];
-
-	if (s == NULL)
-	{
-		fprintf(stderr, "decode_confluent: out of memory\n");
-		exit(2);
-	}
-	if (nschemas == capschemas)
-	{
-		int			cap = capschemas ? capschemas * 2 : 64;
-		registry_schema **more = realloc(schemas, sizeof(*more) * cap);
-
-		if (more == NULL)
-		{
-			fprintf(stderr, "decode_confluent: out of memory\n");
-			exit(2);
-		}
-		schemas = more;
-		capschemas = cap;
-	}
-	s->id = id;
-	s->refs = 1;
-	s->type = REGISTRY_AVRO;
-	snprintf(s->type_name, sizeof(s->type_name), "AVRO");
-	s->avro = avro_json_compile(text, len, err, sizeof(err));
-	if (s->avro == NULL)
-		s->compile_error = strdup(err);
-	schemas[nschemas++] = s;
 }
 
 /*
@@ -205,6 +112,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	avro_json_init();
+	registry_stub_init("the file");
 	for (;;)
 	{
 		int			kind = fgetc(f);
@@ -222,7 +130,7 @@ main(int argc, char **argv)
 		}
 		data[len] = '\0';
 		if (kind == 'S')
-			add_schema((int32_t) num, (const char *) data, len);
+			registry_stub_add((int32_t) num, REGISTRY_AVRO, (const char *) data, len);
 		else if (nvalues++ >= skip)
 		{
 			char		reason[1024];
@@ -250,12 +158,6 @@ main(int argc, char **argv)
 	fclose(f);
 	free(data);
 	avro_json_buf_free(&out);
-	for (i = 0; i < nschemas; i++)
-	{
-		avro_json_free(schemas[i]->avro);
-		free(schemas[i]->compile_error);
-		free(schemas[i]);
-	}
-	free(schemas);
+	registry_stub_free();
 	return 0;
 }

@@ -41,7 +41,7 @@
 
 #include "../avro_json.h"
 #include "../confluent.h"
-#include "../registry.h"
+#include "registry_stub.h"
 
 #define MAX_SCHEMAS 64
 #define MAX_SEEDS 256
@@ -55,8 +55,6 @@ typedef struct seed
 	int			avro;			/* its id names an Avro schema */
 } seed;
 
-static registry_schema *schemas[MAX_SCHEMAS];
-static int	nschemas;
 static seed seeds[MAX_SEEDS];
 static int	nseeds;
 static uint64_t rng;
@@ -67,55 +65,6 @@ static long long n_inputs,
 			n_as_received,
 			n_rejected,
 			n_violations;
-
-/* ------------------------------------------------- the registry, stubbed */
-
-/*
- * registry_lookup
- *		The schema of an id from the corpus; unknown otherwise.
- */
-registry_status
-registry_lookup(registry *r, int32_t id, registry_schema **out,
-				char *err, size_t errlen)
-{
-	int			i;
-
-	(void) r;
-	for (i = 0; i < nschemas; i++)
-		if (schemas[i]->id == id)
-		{
-			*out = schemas[i];
-			return REGISTRY_OK;
-		}
-	snprintf(err, errlen, "not in the corpus");
-	return REGISTRY_UNKNOWN_ID;
-}
-
-/*
- * registry_lookup_guid
- *		No GUIDs in the corpus.
- */
-registry_status
-registry_lookup_guid(registry *r, const char *guid, registry_schema **out,
-					 char *err, size_t errlen)
-{
-	(void) r;
-	(void) guid;
-	(void) out;
-	snprintf(err, errlen, "not in the corpus");
-	return REGISTRY_UNKNOWN_ID;
-}
-
-/*
- * registry_release
- *		The corpus's schemas live until the end.
- */
-void
-registry_release(registry *r, registry_schema *s)
-{
-	(void) r;
-	(void) s;
-}
 
 /* ------------------------------------------------------------- corpus */
 
@@ -170,32 +119,20 @@ load_corpus(const char *dir)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if ((strcmp(dot, ".avsc") == 0 || strcmp(dot, ".json") == 0) &&
-			nschemas < MAX_SCHEMAS)
+			registry_stub_count() < MAX_SCHEMAS)
 		{
-			registry_schema *s = calloc(1, sizeof(*s));
-			char		err[256];
+			registry_schema *s;
 
 			data = read_file(path, &len);
-			s->id = atoi(e->d_name);
-			s->refs = 1;
-			if (strcmp(dot, ".json") == 0)
+			s = registry_stub_add(atoi(e->d_name),
+								  strcmp(dot, ".json") == 0 ? REGISTRY_JSON : REGISTRY_AVRO,
+								  (const char *) data, len);
+			if (s->compile_error != NULL)
 			{
-				s->type = REGISTRY_JSON;
-				snprintf(s->type_name, sizeof(s->type_name), "JSON");
-			}
-			else
-			{
-				s->type = REGISTRY_AVRO;
-				snprintf(s->type_name, sizeof(s->type_name), "AVRO");
-				s->avro = avro_json_compile((const char *) data, len, err, sizeof(err));
-				if (s->avro == NULL)
-				{
-					fprintf(stderr, "fuzz_confluent: %s: %s\n", path, err);
-					exit(2);
-				}
+				fprintf(stderr, "fuzz_confluent: %s: %s\n", path, s->compile_error);
+				exit(2);
 			}
 			free(data);
-			schemas[nschemas++] = s;
 		}
 		else if (strcmp(dot, ".bin") == 0 && nseeds < MAX_SEEDS)
 		{
@@ -218,11 +155,11 @@ load_corpus(const char *dir)
 	for (i = 0; i < nseeds; i++)
 	{
 		int32_t		id;
+		const registry_schema *schema;
 
-		if (confluent_frame_id(seeds[i].data, seeds[i].len, &id) == 0)
-			for (j = 0; j < nschemas; j++)
-				if (schemas[j]->id == id)
-					seeds[i].avro = schemas[j]->type == REGISTRY_AVRO;
+		if (confluent_frame_id(seeds[i].data, seeds[i].len, &id) == 0 &&
+			(schema = registry_stub_find(id)) != NULL)
+			seeds[i].avro = schema->type == REGISTRY_AVRO;
 	}
 }
 
@@ -506,7 +443,7 @@ mutate(const seed *s, unsigned char *buf)
 			default:			/* another schema id in the frame */
 				if (len >= 5)
 				{
-					uint32_t	id = (uint32_t) (next_random() % (nschemas + 2));
+					uint32_t	id = (uint32_t) (next_random() % (registry_stub_count() + 2));
 
 					buf[1] = (unsigned char) (id >> 24);
 					buf[2] = (unsigned char) (id >> 16);
@@ -564,8 +501,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	avro_json_init();
+	registry_stub_init("the corpus");
 	load_corpus(argv[optind]);
-	if (nseeds == 0 || nschemas == 0)
+	if (nseeds == 0 || registry_stub_count() == 0)
 	{
 		fprintf(stderr, "fuzz_confluent: no seeds or no schemas in %s\n", argv[optind]);
 		return 2;
@@ -605,15 +543,11 @@ main(int argc, char **argv)
 	}
 
 	avro_json_buf_free(&out);
-	for (k = 0; k < nschemas; k++)
-	{
-		avro_json_free(schemas[k]->avro);
-		free(schemas[k]);
-	}
+	printf("%d seeds, %d schemas; %lld prefixes and %lld extended values of the Avro seeds\n",
+		   nseeds, registry_stub_count(), prefixes, trailing);
+	registry_stub_free();
 	for (k = 0; k < nseeds; k++)
 		free(seeds[k].data);
-	printf("%d seeds, %d schemas; %lld prefixes and %lld extended values of the Avro seeds\n",
-		   nseeds, nschemas, prefixes, trailing);
 	printf("%lld inputs: %lld decoded, %lld as received, %lld rejected; %lld violations\n",
 		   n_inputs, n_decoded, n_as_received, n_rejected, n_violations);
 	return n_violations ? 1 : 0;

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "config_help.h"
 #include "config_options.h"
 
 #define ARGV(...) ((char *[]) {"received-orders-feeder", __VA_ARGS__, NULL})
