@@ -14,7 +14,6 @@
 #include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
-#include "commands/extension.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -117,23 +116,24 @@ RoCheckVersion(void)
  * RoInstalledVersion
  *		The extversion of received_orders in pg_extension (palloc'd), NULL
  *		when it is not installed (a CREATE EXTENSION in progress).
+ *
+ * One scan of pg_extension's name index, reading the version from the row
+ * it finds: the check runs at the start of every batch, and a lookup of the
+ * extension's OID first would read the catalog twice.
  */
 static char *
 RoInstalledVersion(void)
 {
-	Oid			extoid = get_extension_oid("received_orders", true);
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tuple;
 	char	   *version = NULL;
 
-	if (!OidIsValid(extoid))
-		return NULL;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(extoid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("received_orders"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
 	tuple = systable_getnext(scan);
 	if (HeapTupleIsValid(tuple))
 	{
