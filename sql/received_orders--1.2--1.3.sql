@@ -42,7 +42,7 @@ BEGIN
 	         WHERE p.pronamespace OPERATOR(pg_catalog.=) 'received_orders'::pg_catalog.regnamespace
 	           AND p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['consumer_group_claim_check',
 	               'record_position_gap', 'accept_position_gap', 'advance_positions', 'feeder_functions',
-	               'feeder_grantor_check', 'grant_feeder', 'revoke_feeder']::pg_catalog.name[])
+	               'grant_feeder', 'revoke_feeder']::pg_catalog.name[])
 	        UNION ALL
 	        SELECT pg_catalog.format('column received_orders.received_orders_consumer_groups.%I', a.attname)
 	          FROM pg_catalog.pg_attribute a
@@ -894,10 +894,10 @@ COMMENT ON FUNCTION received_orders.advance_positions(text, text[], integer[], b
 -- Both run with the caller's rights (SECURITY INVOKER): the grants are the
 -- caller's own statements, made only if the caller may make them.  They
 -- refuse (42501) a caller that is neither a superuser nor a member of the
--- extension's owner (one check, feeder_grantor_check), and EXECUTE on
--- them is revoked from PUBLIC.  Granting twice changes nothing.
--- revoke_feeder leaves USAGE on the schema to a role that still holds
--- another privilege in it (an application's materialize_order, say).
+-- extension's owner, and EXECUTE on them is revoked from PUBLIC.  Granting
+-- twice changes nothing.  revoke_feeder leaves USAGE on the schema to a
+-- role that still holds another privilege in it (an application's
+-- materialize_order, say).
 -- ---------------------------------------------------------------------------
 
 -- The one list: every function a feeder calls, each form of the batch
@@ -925,44 +925,6 @@ REVOKE EXECUTE ON FUNCTION received_orders.feeder_functions() FROM PUBLIC;
 COMMENT ON FUNCTION received_orders.feeder_functions() IS
 	'The functions a feeder calls, which grant_feeder() grants and revoke_feeder() revokes';
 
--- feeder_grantor_check(action): the one permission check of grant_feeder
--- and revoke_feeder.  It raises 42501 unless the caller is a superuser or a
--- member of the extension's owner; ACTION ('grant' or 'revoke') names the
--- statement refused in the message and its hint.  It runs with the caller's
--- rights, for it asks about CURRENT_USER; EXECUTE is revoked from PUBLIC,
--- so a role granted EXECUTE on grant_feeder alone is refused (42501) by
--- PostgreSQL before it gets here.
-CREATE FUNCTION received_orders.feeder_grantor_check(action text)
-RETURNS void
-LANGUAGE plpgsql STABLE CALLED ON NULL INPUT PARALLEL SAFE
-SECURITY INVOKER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
-	                WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER AND r.rolsuper)
-	   AND NOT pg_catalog.pg_has_role(CURRENT_USER,
-	           (SELECT e.extowner FROM pg_catalog.pg_extension e
-	             WHERE e.extname OPERATOR(pg_catalog.=) 'received_orders'), 'MEMBER') THEN
-		RAISE EXCEPTION 'permission denied to % a feeder''s privileges', action
-			USING ERRCODE = 'insufficient_privilege',
-			      DETAIL = pg_catalog.format('Role %s is neither a superuser nor a member of the extension''s owner.',
-			                                 pg_catalog.quote_ident(CURRENT_USER::text)),
-			      HINT = pg_catalog.format('A superuser runs it: SELECT received_orders.%s_feeder(''ROLE'');', action);
-	END IF;
-	IF action IS NULL OR action OPERATOR(pg_catalog.<>) ALL (ARRAY['grant', 'revoke']) THEN
-		RAISE EXCEPTION 'invalid action %', pg_catalog.quote_nullable(action)
-			USING ERRCODE = 'invalid_parameter_value',
-			      DETAIL = 'The action is ''grant'' or ''revoke''.';
-	END IF;
-END
-$$;
-
-REVOKE EXECUTE ON FUNCTION received_orders.feeder_grantor_check(text) FROM PUBLIC;
-
-COMMENT ON FUNCTION received_orders.feeder_grantor_check(text) IS
-	'Refuse (42501) a caller of grant_feeder() or revoke_feeder() that is neither a superuser nor a member of the extension''s owner';
-
 CREATE FUNCTION received_orders.grant_feeder(feeder regrole)
 RETURNS SETOF regprocedure
 LANGUAGE plpgsql VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE
@@ -976,7 +938,17 @@ BEGIN
 		RAISE EXCEPTION 'feeder must not be null'
 			USING ERRCODE = 'null_value_not_allowed';
 	END IF;
-	PERFORM received_orders.feeder_grantor_check('grant');
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+	                WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER AND r.rolsuper)
+	   AND NOT pg_catalog.pg_has_role(CURRENT_USER,
+	           (SELECT e.extowner FROM pg_catalog.pg_extension e
+	             WHERE e.extname OPERATOR(pg_catalog.=) 'received_orders'), 'MEMBER') THEN
+		RAISE EXCEPTION 'permission denied to grant a feeder''s privileges'
+			USING ERRCODE = 'insufficient_privilege',
+			      DETAIL = pg_catalog.format('Role %s is neither a superuser nor a member of the extension''s owner.',
+			                                 pg_catalog.quote_ident(CURRENT_USER::text)),
+			      HINT = 'A superuser runs it: SELECT received_orders.grant_feeder(''ROLE'');';
+	END IF;
 
 	EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA received_orders TO %s', feeder);
 	FOR f IN SELECT received_orders.feeder_functions()
@@ -1006,7 +978,17 @@ BEGIN
 		RAISE EXCEPTION 'feeder must not be null'
 			USING ERRCODE = 'null_value_not_allowed';
 	END IF;
-	PERFORM received_orders.feeder_grantor_check('revoke');
+	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+	                WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER AND r.rolsuper)
+	   AND NOT pg_catalog.pg_has_role(CURRENT_USER,
+	           (SELECT e.extowner FROM pg_catalog.pg_extension e
+	             WHERE e.extname OPERATOR(pg_catalog.=) 'received_orders'), 'MEMBER') THEN
+		RAISE EXCEPTION 'permission denied to revoke a feeder''s privileges'
+			USING ERRCODE = 'insufficient_privilege',
+			      DETAIL = pg_catalog.format('Role %s is neither a superuser nor a member of the extension''s owner.',
+			                                 pg_catalog.quote_ident(CURRENT_USER::text)),
+			      HINT = 'A superuser runs it: SELECT received_orders.revoke_feeder(''ROLE'');';
+	END IF;
 
 	FOR f IN SELECT received_orders.feeder_functions() LOOP
 		EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %s FROM %s', f, feeder);

@@ -145,7 +145,6 @@ SELECT is(
 	      'received_orders.consumer_positions(text)',
 	      'received_orders.consumer_positions(text,text)',
 	      'received_orders.feeder_functions()',
-	      'received_orders.feeder_grantor_check(text)',
 	      'received_orders.forget_consumer_positions(text,text)',
 	      'received_orders.grant_feeder(regrole)',
 	      'received_orders.materialize_order(jsonb)',
@@ -161,7 +160,7 @@ SELECT is(
 	      'received_orders.revoke_feeder(regrole)',
 	      'received_orders.set_consumer_group_owner(text,name)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the twenty-four functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap, accept_position_gap, advance_positions, feeder_functions, feeder_grantor_check, grant_feeder and revoke_feeder of 1.3)');
+	'schema received_orders holds exactly the twenty-three functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap, accept_position_gap, advance_positions, feeder_functions, grant_feeder and revoke_feeder of 1.3)');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

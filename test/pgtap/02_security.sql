@@ -82,10 +82,9 @@ SELECT is_empty(
 	    FROM pg_catalog.pg_proc p
 	   WHERE p.pronamespace = 'received_orders'::regnamespace
 	     AND (p.prosecdef IS DISTINCT FROM (p.oid NOT IN ('received_orders.grant_feeder(regrole)'::regprocedure,
-	                                                      'received_orders.revoke_feeder(regrole)'::regprocedure,
-	                                                      'received_orders.feeder_grantor_check(text)'::regprocedure))
+	                                                      'received_orders.revoke_feeder(regrole)'::regprocedure))
 	          OR p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'::text[])$$,
-	'every function of schema received_orders pins search_path and is SECURITY DEFINER, but grant_feeder and revoke_feeder, whose GRANTs are the caller''s own, and their check feeder_grantor_check, which asks about the caller');
+	'every function of schema received_orders pins search_path and is SECURITY DEFINER, but grant_feeder and revoke_feeder, whose GRANTs are the caller''s own');
 
 -- Privileges as catalogued --------------------------------------------------------
 

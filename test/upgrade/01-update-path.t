@@ -217,7 +217,6 @@ missing_objects() {
 			('received_orders.accept_position_gap(text,text,integer)', '1.3'),
 			('received_orders.advance_positions(text,text[],integer[],bigint[],bigint[])', '1.3'),
 			('received_orders.feeder_functions()', '1.3'),
-			('received_orders.feeder_grantor_check(text)', '1.3'),
 			('received_orders.grant_feeder(regrole)', '1.3'),
 			('received_orders.revoke_feeder(regrole)', '1.3');
 		-- views, readable by pg_monitor (and not by PUBLIC)
@@ -315,10 +314,9 @@ missing_objects() {
 
 # insecure_functions DB — one line per extension function that is not
 # SECURITY DEFINER with search_path pinned to pg_catalog, pg_temp, or that
-# PUBLIC may execute; empty if none.  grant_feeder, revoke_feeder and their
-# permission check feeder_grantor_check are the exceptions: their GRANTs
-# must be the caller's (and the check asks about the caller), so they must
-# NOT be SECURITY DEFINER
+# PUBLIC may execute; empty if none.  grant_feeder and revoke_feeder are the
+# exceptions: their GRANTs must be the caller's, so they must NOT be
+# SECURITY DEFINER
 insecure_functions() {
 	problems "$1" <<<"SELECT p.oid::regprocedure::text || ': ' || concat_ws(', ',
 			CASE WHEN p.prosecdef AND p.oid = ANY (invoker.f) THEN 'SECURITY DEFINER'
@@ -328,8 +326,7 @@ insecure_functions() {
 			CASE WHEN has_function_privilege('public', p.oid, 'EXECUTE') THEN 'PUBLIC may execute' END)
 		FROM pg_proc p,
 		     (SELECT array_remove(ARRAY[to_regprocedure('received_orders.grant_feeder(regrole)'),
-		                                to_regprocedure('received_orders.revoke_feeder(regrole)'),
-		                                to_regprocedure('received_orders.feeder_grantor_check(text)')]::oid[], NULL) AS f) invoker
+		                                to_regprocedure('received_orders.revoke_feeder(regrole)')]::oid[], NULL) AS f) invoker
 		WHERE p.pronamespace = 'received_orders'::regnamespace
 		  AND (p.prosecdef = (p.oid = ANY (invoker.f))
 		       OR p.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']
