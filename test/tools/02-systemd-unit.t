@@ -7,7 +7,7 @@
 # assessment must stay at "OK" exposure, the restart policy must spare the
 # feeder's configuration exit codes (read from feeder/feeder.h), and the
 # environment file example must name exactly the variables the feeder
-# reads (read from feeder/config.h).  systemd is part of Debian 12 (the
+# reads (read from feeder/config_options.h).  systemd is part of Debian 12 (the
 # `systemd` package); this test installs nothing and fails without it.
 
 set -euo pipefail
@@ -79,7 +79,7 @@ tap_is "$(sed -n 's/^RestartPreventExitStatus=//p' "$UNIT" | tr ' ' '\n' | sort 
 
 # the env example names what the feeder reads (FEEDER_OPTS belongs to the unit)
 read_by_feeder=$(sed -n 's/^#define[[:space:]]\{1,\}CONFIG_ENV_[A-Z_]\{1,\}[[:space:]]\{1,\}"\([A-Z_]*\)".*/\1/p' \
-	"$RO_ROOT/feeder/config.h" | sort | xargs)
+	"$RO_ROOT/feeder/config_options.h" | sort | xargs)
 in_example=$(sed -n 's/^#\{0,1\}\(FEEDER_[A-Z_]*\)=.*/\1/p' "$ENV_EXAMPLE" | grep -vx FEEDER_OPTS |
 	sort -u | xargs)
 tap_is "$in_example" "$read_by_feeder" "the env example names exactly the feeder's environment variables"
