@@ -43,15 +43,12 @@
 
 #include <libpq-fe.h>
 
-#include "batch_memo.h"
 #include "db.h"
 #include "db_int.h"
 #include "db_rows.h"
 #include "db_watermarks.h"
-#include "decode.h"
 #include "feeder.h"
 #include "log.h"
-#include "utf8.h"
 
 /*
  * The batch statement's name is this prefix and a digest of its text and
@@ -101,7 +98,8 @@ static const Oid db_outbox_param_types[] = {
  * The Schema Registry form (--value-format confluent): the outbox form, then
  * per message the JSON an Avro value decoded into, the frame's schema id,
  * why the value could not be decoded (confluent.c) and the GUID its
- * __value_schema_id header named, which the quarantine keeps.
+ * __value_schema_id header named, which the quarantine keeps: the
+ * DB_DECODED_NARRAYS arrays the lane decoded the batch into (decode.c).
  */
 #define DB_FRAMED_STMT_SQL \
 	"SELECT \"position\", " DB_ORDER_ID_IF_QUARANTINED ", outcome, sqlstate, message " \
@@ -109,7 +107,7 @@ static const Oid db_outbox_param_types[] = {
 	"$3::text[], $4::int4[], $5::int8[], $6::bytea[], $7::text, $8::text, " \
 	"$9::text, $10::bytea[], $11::bytea[], $12::bytea[], $13::int4[], $14::text[], " \
 	"$15::uuid[])"
-#define DB_FRAMED_NARRAYS (DB_OUTBOX_NARRAYS + 4)
+#define DB_FRAMED_NARRAYS (DB_OUTBOX_NARRAYS + DB_DECODED_NARRAYS)
 static const Oid db_framed_param_types[] = {
 	PGARRAY_TEXTOID, PGARRAY_BYTEAARRAYOID, PGARRAY_TEXTARRAYOID,
 	PGARRAY_INT4ARRAYOID, PGARRAY_INT8ARRAYOID, PGARRAY_BYTEAARRAYOID,
@@ -137,12 +135,10 @@ struct db_conn
 	int			lock_timeout_ms;
 	char		batch_statement_timeout[32];	/* what each batch sets */
 	char		batch_lock_timeout[32];
-	pgarray		arrays[DB_FRAMED_NARRAYS];
+	pgarray		arrays[DB_OUTBOX_NARRAYS];	/* the decoded ones: the lane's */
 	int			adopt;			/* --adopt-kafka-offsets: no batches */
 	int			outbox;			/* the outbox form: the three below */
-	registry   *registry;		/* the Schema Registry form; NULL: not */
-	decoder		dec;			/* the registry form's values, decoded */
-	batch_memo	encoded;		/* the batch the arrays hold (registry form) */
+	int			framed;			/* the Schema Registry form */
 	char	   *envelope;
 	char	   *event_type;		/* NULL: no type selection */
 	char	   *type_header;
@@ -165,28 +161,28 @@ struct db_conn
 static const char *
 db_form_sql(const db_conn *db)
 {
-	return db->registry ? DB_FRAMED_STMT_SQL :
+	return db->framed ? DB_FRAMED_STMT_SQL :
 		db->outbox ? DB_OUTBOX_STMT_SQL : DB_STMT_SQL;
 }
 
 static const Oid *
 db_form_types(const db_conn *db)
 {
-	return db->registry ? db_framed_param_types :
+	return db->framed ? db_framed_param_types :
 		db->outbox ? db_outbox_param_types : db_param_types;
 }
 
 static int
 db_form_nparams(const db_conn *db)
 {
-	return db->registry ? DB_FRAMED_NPARAMS :
+	return db->framed ? DB_FRAMED_NPARAMS :
 		db->outbox ? DB_OUTBOX_NPARAMS : DB_NPARAMS;
 }
 
 static const char *
 db_form_signature(const db_conn *db)
 {
-	return db->registry ? DB_FRAMED_SIGNATURE :
+	return db->framed ? DB_FRAMED_SIGNATURE :
 		db->outbox ? DB_OUTBOX_SIGNATURE : DB_FUNCTION_SIGNATURE;
 }
 
@@ -239,7 +235,7 @@ db_new(const char *dsn, const char *group, feeder_stats *stats)
 		free(db);
 		return NULL;
 	}
-	for (i = 0; i < DB_FRAMED_NARRAYS; i++)
+	for (i = 0; i < DB_OUTBOX_NARRAYS; i++)
 		pgarray_init(&db->arrays[i]);
 	pthread_mutex_init(&db->cancel_lock, NULL);
 	atomic_init(&db->cancel_requested, 0);
@@ -281,19 +277,19 @@ db_set_adopt(db_conn *db)
 }
 
 /*
- * db_set_schema_registry
+ * db_set_framed
  *		Call the Schema Registry form of the batch function: values framed
- *		by a Schema Registry serializer, Avro decoded with the schemas of r
- *		(shared by the lanes).  Implies the outbox form (envelope plain
- *		unless db_set_outbox chose one).  Before the first connection.
+ *		by a Schema Registry serializer, sent with what the lane decoded of
+ *		them (db_run_batch's decoded arrays).  Implies the outbox form
+ *		(envelope plain unless db_set_outbox chose one).  Before the first
+ *		connection.
  */
 int
-db_set_schema_registry(db_conn *db, registry *r)
+db_set_framed(db_conn *db)
 {
 	if (!db->outbox && db_set_outbox(db, "plain", NULL, NULL) != 0)
 		return -1;
-	db->registry = r;
-	decoder_init(&db->dec, r);
+	db->framed = 1;
 	return 0;
 }
 
@@ -758,86 +754,38 @@ db_reserve(db_conn *db, int n)
 }
 
 /*
- * db_server_text
- *		Make a text the feeder built (a decode reason: a schema's names, a
- *		registry's message, cut to fit) acceptable to the server as a text
- *		parameter: valid UTF-8 always (22021 otherwise, and the same batch
- *		refused at every retry), ASCII when the database's encoding is
- *		neither UTF8 nor SQL_ASCII and so cannot hold every character
- *		(22P05), or once the server refused a batch's text anyway.
+ * db_texts_ascii
+ *		Whether the texts the feeder builds (a decode reason: a schema's
+ *		names, a registry's message) must reach this session as ASCII, not
+ *		only as valid UTF-8: when the database's encoding is neither UTF8
+ *		nor SQL_ASCII and so cannot hold every character (22P05), or once
+ *		the server refused a batch's text anyway (db_go_ascii).  The lane
+ *		asks before it decodes a batch (decode.c makes the reasons so).
  */
-static void
-db_server_text(const db_conn *db, char *text)
+int
+db_texts_ascii(const db_conn *db)
 {
 	const char *encoding = db->conn ?
 		PQparameterStatus(db->conn, "server_encoding") : NULL;
 
-	utf8_fix(text);
-	if (db->ascii_texts ||
+	return db->ascii_texts ||
 		(encoding != NULL && strcmp(encoding, "UTF8") != 0 &&
-		 strcmp(encoding, "SQL_ASCII") != 0))
-		utf8_to_ascii(text);
-}
-
-/*
- * db_add_framed
- *		The Schema Registry form's four elements of a message whose value
- *		is sent, decoded by decode.c: its decoded JSON, schema id, decode
- *		error and the GUID its __value_schema_id header named.
- *		0; 1, nothing added, when its decoded JSON would take the batch's
- *		past its bound and it is not the batch's first message (first):
- *		the batch ends before it; or -1 with err filled when the decode
- *		failed (the registry, memory): the batch is not sent.
- */
-static int
-db_add_framed(db_conn *db, const batch_msg *m, int first, db_error *err)
-{
-	pgarray    *a = &db->arrays[DB_OUTBOX_NARRAYS];
-	decoded_value v;
-	int			rc = decoder_decode(&db->dec, m, first, &v, err);
-
-	if (rc != 0)
-		return rc;
-	if (v.json != NULL)
-		pgarray_add_bytes(&a[0], v.json, v.json_len);
-	else
-		pgarray_add_null(&a[0]);
-	if (v.has_id)
-		pgarray_add_int4(&a[1], v.id);
-	else
-		pgarray_add_null(&a[1]);
-	if (v.rejected)
-	{
-		db_server_text(db, v.reason);
-		pgarray_add_bytes(&a[2], v.reason, strlen(v.reason));
-	}
-	else
-		pgarray_add_null(&a[2]);
-	if (v.guid != NULL)
-		pgarray_add_bytes(&a[3], v.guid, DECODE_GUID_BYTES);
-	else
-		pgarray_add_null(&a[3]);
-	return 0;
+		 strcmp(encoding, "SQL_ASCII") != 0);
 }
 
 /*
  * db_build_params
- *		Encode the batch's messages into the five binary arrays (a
- *		tombstone as a NULL value) and remember which message each element
- *		came from.  The number of messages encoded: the batch's first
- *		messages, all of them unless their decoded JSON would pass the
- *		batch's bound (decode.c).  -1 when out of memory; -2 with err
- *		filled when the decode failed.
+ *		Encode the batch's first n messages into the five binary arrays (a
+ *		tombstone as a NULL value), and the outbox form's two, and
+ *		remember which message each element came from.  0; -1 when out of
+ *		memory.
  */
 static int
-db_build_params(db_conn *db, const batch *b, db_error *err)
+db_build_params(db_conn *db, const batch *b, int n)
 {
 	pgarray    *a = db->arrays;
-	int			i,
-				n = 0;
+	int			i;
 
-	if (db->registry)
-		decoder_begin_batch(&db->dec, b->max_bytes);
 	pgarray_begin(&a[0], PGARRAY_BYTEAOID);
 	pgarray_begin(&a[1], PGARRAY_TEXTOID);
 	pgarray_begin(&a[2], PGARRAY_INT4OID);
@@ -848,34 +796,11 @@ db_build_params(db_conn *db, const batch *b, db_error *err)
 		pgarray_begin(&a[5], PGARRAY_BYTEAOID);
 		pgarray_begin(&a[6], PGARRAY_BYTEAOID);
 	}
-	if (db->registry)
-	{
-		pgarray_begin(&a[7], PGARRAY_BYTEAOID);
-		pgarray_begin(&a[8], PGARRAY_INT4OID);
-		pgarray_begin(&a[9], PGARRAY_TEXTOID);
-		pgarray_begin(&a[10], PGARRAY_UUIDOID);
-	}
-	for (i = 0; i < b->count; i++)
+	for (i = 0; i < n; i++)
 	{
 		const batch_msg *m = &b->msgs[i];
 
-		if (db->registry)
-		{
-			int			rc = 0;
-
-			if (m->value == NULL || !batch_sends_value(db->envelope, db->event_type, m))
-			{
-				pgarray_add_null(&a[7]);
-				pgarray_add_null(&a[8]);
-				pgarray_add_null(&a[9]);
-				pgarray_add_null(&a[10]);
-			}
-			else if ((rc = db_add_framed(db, m, n == 0, err)) < 0)
-				return -2;
-			if (rc > 0)
-				break;			/* decoded too much: the next batch's */
-		}
-		db->db_to_msg[n++] = i;
+		db->db_to_msg[i] = i;
 		if (m->value == NULL ||
 			(db->outbox && !batch_sends_value(db->envelope, db->event_type, m)))
 			pgarray_add_null(&a[0]);	/* tombstone, another type: skipped */
@@ -900,11 +825,10 @@ db_build_params(db_conn *db, const batch *b, db_error *err)
 		else
 			pgarray_add_null(&a[4]);
 	}
-	for (i = 0; i < (db->registry ? DB_FRAMED_NARRAYS :
-					 db->outbox ? DB_OUTBOX_NARRAYS : DB_NARRAYS); i++)
+	for (i = 0; i < (db->outbox ? DB_OUTBOX_NARRAYS : DB_NARRAYS); i++)
 		if (pgarray_finish(&a[i]) != 0)
 			return -1;
-	return n;
+	return 0;
 }
 
 /*
@@ -996,7 +920,8 @@ db_go_unprepared(db_conn *db, db_error *err)
  *		not representable in the database's encoding): the reasons are
  *		made valid UTF-8 before they are sent, so this should not happen;
  *		should it anyway, the batch's reasons are sent as ASCII from now on
- *		and the batch is retried, instead of being refused at every retry.
+ *		(db_texts_ascii: the lane decodes the retry anew) and the batch is
+ *		retried, instead of being refused at every retry.
  */
 static void
 db_go_ascii(db_conn *db, db_error *err)
@@ -1170,36 +1095,17 @@ db_pipeline_outcome(db_conn *db, PGresult *results[DB_NSTAGES], int with_waterma
 }
 
 /*
- * db_run_batch
- *		Materialize a batch in one transaction, one round trip, on the
- *		current connection (transient error without one).  On
- *		DB_ERR_NONE the transaction committed and *rows holds one row per
- *		database element (tombstones have none), valid until the next call.
- *		*nrows is the number of the batch's messages sent: the first
- *		*nrows; fewer than b->count when their decoded values would have
- *		passed the bound of a batch (db_build_params): the caller holds the
- *		others back, unacknowledged, for the next batch.
- *		On error nothing of the batch may be acknowledged, err says why,
- *		and the connection is left idle outside a transaction (rolled back)
- *		or dropped.  A result that does not match the extension is an error
- *		even though COMMIT was part of the pipeline: the rows are then
- *		stored but not acknowledged, and the retry finds them duplicate.
+ * db_begin_batch
+ *		Start an attempt at batch b: no rows yet, no cancel asked, the last
+ *		result released, and the connection checked without a round trip
+ *		(transient error without one).  The lane calls it first, then
+ *		decodes the batch (decode.c) on the checked session, then calls
+ *		db_run_batch.
  */
 db_error_class
-db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *err)
+db_begin_batch(db_conn *db, const batch *b, db_row **rows, int *nrows,
+			   db_error *err)
 {
-	const char *params[DB_FRAMED_NPARAMS];
-	int			lengths[DB_FRAMED_NPARAMS];
-	const int	formats[DB_FRAMED_NPARAMS] = {0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1};
-	PGresult   *results[DB_NSTAGES] = {NULL};
-	const char *watermarks[5];
-	int			with_watermarks = 0;
-	db_stage	stage;
-	db_error_class cls;
-	int			read_ok;
-	int			n,
-				i;
-
 	memset(err, 0, sizeof(*err));
 	*rows = NULL;
 	*nrows = 0;
@@ -1224,29 +1130,46 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		db_copy_message(err, "no database connection");
 		return err->cls;
 	}
+	return DB_ERR_NONE;
+}
 
-	/* a retry of the same batch sends the arrays again: decoded once */
-	if (db->registry && batch_memo_same(&db->encoded, b))
-	{
-		log_line	line;
+/*
+ * db_run_batch
+ *		Materialize the batch's first n messages in one transaction, one
+ *		round trip, on the connection db_begin_batch checked.  In the
+ *		Schema Registry form decoded holds the DB_DECODED_NARRAYS arrays of
+ *		their decoded values (decode.c), which decide n: fewer than
+ *		b->count when the others' decoded values would have passed the
+ *		bound of a batch; the caller holds those back, unacknowledged, for
+ *		the next batch.  In the other forms decoded is NULL and n is
+ *		b->count.  On DB_ERR_NONE the transaction committed, *rows holds
+ *		one row per database element (tombstones have none), valid until
+ *		the next batch, and *nrows is n.
+ *		On error nothing of the batch may be acknowledged, err says why,
+ *		and the connection is left idle outside a transaction (rolled back)
+ *		or dropped.  A result that does not match the extension is an error
+ *		even though COMMIT was part of the pipeline: the rows are then
+ *		stored but not acknowledged, and the retry finds them duplicate.
+ */
+db_error_class
+db_run_batch(db_conn *db, const batch *b, const pgarray *decoded, int n,
+			 db_row **rows, int *nrows, db_error *err)
+{
+	const char *params[DB_FRAMED_NPARAMS];
+	int			lengths[DB_FRAMED_NPARAMS];
+	const int	formats[DB_FRAMED_NPARAMS] = {0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1};
+	PGresult   *results[DB_NSTAGES] = {NULL};
+	const char *watermarks[5];
+	int			with_watermarks = 0;
+	db_stage	stage;
+	db_error_class cls;
+	int			read_ok;
+	int			i;
 
-		n = b->count;
-		log_begin(&line, LOG_DEBUG, "batch_resent");
-		log_kv_int(&line, "messages", n);
-		log_kv_int(&line, "session", db->index);
-		log_kv_str(&line, "reason", "the batch is retried unchanged: sent as encoded, its values not decoded again");
-		log_end(&line);
-	}
-	else
-	{
-		batch_memo_forget(&db->encoded);
-		n = db_reserve(db, b->count) != 0 ? -1 : db_build_params(db, b, err);
-		if (n == b->count && db->registry)
-			batch_memo_remember(&db->encoded, b);
-	}
-	if (n == -2)
-		return err->cls;		/* the Schema Registry failed; nothing sent */
-	if (n < 0)
+	if (b->count == 0)
+		return DB_ERR_NONE;
+
+	if (db_reserve(db, n) != 0 || db_build_params(db, b, n) != 0)
 	{
 		err->cls = DB_ERR_TRANSIENT;
 		err->step = "encode";
@@ -1272,10 +1195,10 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 			lengths[9 + i] = (int) db->arrays[DB_NARRAYS + i].len;
 		}
 	}
-	for (i = 0; db->registry && i < DB_FRAMED_NARRAYS - DB_OUTBOX_NARRAYS; i++)
+	for (i = 0; db->framed && i < DB_DECODED_NARRAYS; i++)
 	{
-		params[11 + i] = db->arrays[DB_OUTBOX_NARRAYS + i].data;
-		lengths[11 + i] = (int) db->arrays[DB_OUTBOX_NARRAYS + i].len;
+		params[11 + i] = decoded[i].data;
+		lengths[11 + i] = (int) decoded[i].len;
 	}
 
 	if (db->watermarks && db->member_id && b->nwatermarks > 0 &&
@@ -1316,7 +1239,7 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 		db_go_unprepared(db, err);
 		cls = err->cls;
 	}
-	if (cls != DB_ERR_NONE && db->registry && !db->ascii_texts &&
+	if (cls != DB_ERR_NONE && db->framed && !db->ascii_texts &&
 		(strcmp(err->sqlstate, "22021") == 0 || strcmp(err->sqlstate, "22P05") == 0))
 	{
 		db_go_ascii(db, err);
@@ -1353,7 +1276,10 @@ db_run_batch(db_conn *db, const batch *b, db_row **rows, int *nrows, db_error *e
 			/* observability never stops the batch: again, without it */
 			db->watermarks = 0;
 			db_watermarks_refused(db->stats, err);
-			return db_run_batch(db, b, rows, nrows, err);
+			cls = db_begin_batch(db, b, rows, nrows, err);
+			if (cls != DB_ERR_NONE)
+				return cls;
+			return db_run_batch(db, b, decoded, n, rows, nrows, err);
 		}
 		return cls;
 	}
@@ -1406,10 +1332,8 @@ db_free(db_conn *db)
 		return;
 	db_disconnect(db);
 	pthread_mutex_destroy(&db->cancel_lock);
-	for (i = 0; i < DB_FRAMED_NARRAYS; i++)
+	for (i = 0; i < DB_OUTBOX_NARRAYS; i++)
 		pgarray_free(&db->arrays[i]);
-	decoder_free(&db->dec);
-	batch_memo_free(&db->encoded);
 	free(db->envelope);
 	free(db->event_type);
 	free(db->type_header);

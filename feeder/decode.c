@@ -1,21 +1,25 @@
 /*-------------------------------------------------------------------------
  *
  * decode.c
- *	  A batch's values decoded for the database, in the Schema Registry
- *	  form (--value-format confluent): each value sent is decoded
- *	  (confluent.c) into its JSON, or the reason it cannot be, with the
- *	  frame's schema id and the GUID its __value_schema_id header named.
- *	  db.c receives these and encodes them into the batch's arrays.
+ *	  A batch's values decoded on its lane, before the database sees the
+ *	  batch, in the Schema Registry form (--value-format confluent): each
+ *	  value sent is decoded (confluent.c) into its JSON, or the reason it
+ *	  cannot be, with the frame's schema id and the GUID its
+ *	  __value_schema_id header named, straight into the four binary arrays
+ *	  that db.c sends with the batch (so the decoded JSON is held once).
  *
- *	  Three decisions are the decode's: a registry that fails stops the
+ *	  Four decisions are the decode's: a registry that fails stops the
  *	  batch (retried, or the feeder stops, with the flags to check); a
  *	  decode that runs out of memory retries the batch a few times before
- *	  the message is quarantined; and the decoded JSON of one batch is
- *	  bounded, the message that would pass the bound starting the next.
+ *	  the message is quarantined; the decoded JSON of one batch is
+ *	  bounded, the message that would pass the bound starting the next;
+ *	  and a batch retried unchanged is sent as decoded (batch_memo.c),
+ *	  unless the session now takes its reasons in another text form.
  *
  *-------------------------------------------------------------------------
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "avro_alloc.h"
@@ -36,20 +40,32 @@
  * few hundred bytes of Avro may decode into 16 MiB (AVRO_JSON_MAX_BYTES),
  * so without it a batch of many such messages would hold their count times
  * that.  The message that would pass it is not sent: it starts the next
- * batch (db_run_batch); the first message of a batch always goes.
+ * batch (decoder_build); the first message of a batch always goes.
  */
 #define DECODE_BATCH_FACTOR 4
 
 /*
  * decoder_init
  *		A decoder of the values framed for the schemas of r (shared by the
- *		lanes).
+ *		lanes), which decodes only the values sent to the database: those
+ *		batch_sends_value lets through for envelope and event_type (NULL:
+ *		every type; envelope is read only then).  0; -1 on out of memory.
  */
-void
-decoder_init(decoder *d, registry *r)
+int
+decoder_init(decoder *d, registry *r, const char *envelope,
+			 const char *event_type)
 {
+	int			i;
+
 	memset(d, 0, sizeof(*d));
 	d->registry = r;
+	for (i = 0; i < DECODE_NARRAYS; i++)
+		pgarray_init(&d->arrays[i]);
+	d->envelope = strdup(envelope ? envelope : "plain");
+	d->event_type = event_type ? strdup(event_type) : NULL;
+	if (d->envelope == NULL || (event_type && d->event_type == NULL))
+		return -1;
+	return 0;
 }
 
 /*
@@ -160,11 +176,139 @@ decoder_decode(decoder *d, const batch_msg *m, int first, decoded_value *out,
 }
 
 /*
+ * decoder_server_text
+ *		Make a reason (a schema's names, a registry's message, cut to fit)
+ *		acceptable to the server as a text parameter: valid UTF-8 always
+ *		(22021 otherwise, and the same batch refused at every retry), and
+ *		ASCII when the session asks for it (ascii: db_texts_ascii).
+ */
+static void
+decoder_server_text(char *text, int ascii)
+{
+	utf8_fix(text);
+	if (ascii)
+		utf8_to_ascii(text);
+}
+
+/*
+ * decoder_add
+ *		The four elements of message m, whose value is sent: its decoded
+ *		JSON, schema id, reason (in the text form ascii says) and header
+ *		GUID.  As decoder_decode: 0; 1, nothing added, when the batch ends
+ *		before m; -1 with err filled.
+ */
+static int
+decoder_add(decoder *d, const batch_msg *m, int first, int ascii, db_error *err)
+{
+	pgarray    *a = d->arrays;
+	decoded_value v;
+	int			rc = decoder_decode(d, m, first, &v, err);
+
+	if (rc != 0)
+		return rc;
+	if (v.json != NULL)
+		pgarray_add_bytes(&a[0], v.json, v.json_len);
+	else
+		pgarray_add_null(&a[0]);
+	if (v.has_id)
+		pgarray_add_int4(&a[1], v.id);
+	else
+		pgarray_add_null(&a[1]);
+	if (v.rejected)
+	{
+		decoder_server_text(v.reason, ascii);
+		pgarray_add_bytes(&a[2], v.reason, strlen(v.reason));
+	}
+	else
+		pgarray_add_null(&a[2]);
+	if (v.guid != NULL)
+		pgarray_add_bytes(&a[3], v.guid, DECODE_GUID_BYTES);
+	else
+		pgarray_add_null(&a[3]);
+	return 0;
+}
+
+/*
+ * decoder_build
+ *		Decode the batch's values into d->arrays (DECODE_NARRAYS binary
+ *		arrays: decoded JSON, schema id, reason, header GUID), one element
+ *		per message, a tombstone or a value not sent (another event type)
+ *		as NULLs; reasons as the session takes texts (ascii: ASCII only,
+ *		else valid UTF-8).  The number of the batch's first messages the
+ *		arrays hold: all of them unless their decoded JSON would pass the
+ *		batch's bound, the others then being the next batch's.
+ *		A batch retried unchanged, in the same text form, is not decoded
+ *		again: the arrays are as they were and *resent is 1.
+ *		-1 with err filled when the registry failed, a decode ran out of
+ *		memory (decoder_decode), or the arrays could not grow: nothing of
+ *		the batch may be sent.
+ */
+int
+decoder_build(decoder *d, const batch *b, int ascii, int *resent, db_error *err)
+{
+	pgarray    *a = d->arrays;
+	int			i,
+				n = 0;
+
+	*resent = 0;
+	if (d->memo_ascii == ascii && batch_memo_same(&d->memo, b))
+	{
+		*resent = 1;
+		return b->count;
+	}
+	batch_memo_forget(&d->memo);
+	decoder_begin_batch(d, b->max_bytes);
+	pgarray_begin(&a[0], PGARRAY_BYTEAOID);
+	pgarray_begin(&a[1], PGARRAY_INT4OID);
+	pgarray_begin(&a[2], PGARRAY_TEXTOID);
+	pgarray_begin(&a[3], PGARRAY_UUIDOID);
+	for (i = 0; i < b->count; i++, n++)
+	{
+		const batch_msg *m = &b->msgs[i];
+		int			rc = 0;
+
+		if (m->value == NULL || !batch_sends_value(d->envelope, d->event_type, m))
+		{
+			pgarray_add_null(&a[0]);
+			pgarray_add_null(&a[1]);
+			pgarray_add_null(&a[2]);
+			pgarray_add_null(&a[3]);
+		}
+		else if ((rc = decoder_add(d, m, n == 0, ascii, err)) < 0)
+			return -1;
+		if (rc > 0)
+			break;				/* decoded too much: the next batch's */
+	}
+	for (i = 0; i < DECODE_NARRAYS; i++)
+		if (pgarray_finish(&a[i]) != 0)
+		{
+			err->cls = DB_ERR_TRANSIENT;
+			err->step = "encode";
+			db_copy_message(err, "out of memory while encoding the batch");
+			return -1;
+		}
+	if (n == b->count)
+	{
+		batch_memo_remember(&d->memo, b);
+		d->memo_ascii = ascii;
+	}
+	return n;
+}
+
+/*
  * decoder_free
- *		Release the decoder's buffer (not the registry, which is shared).
+ *		Release the decoder's buffers (not the registry, which is shared).
  */
 void
 decoder_free(decoder *d)
 {
+	int			i;
+
 	avro_json_buf_free(&d->json);
+	for (i = 0; i < DECODE_NARRAYS; i++)
+		pgarray_free(&d->arrays[i]);
+	batch_memo_free(&d->memo);
+	free(d->envelope);
+	free(d->event_type);
+	d->envelope = d->event_type = NULL;
 }

@@ -19,7 +19,7 @@
  * error ends the feeder with exit 3.
  *
  * Everything here runs on the main thread, while the lane is not running;
- * the lane's thread only runs db_run_batch (lane.c).
+ * the lane's thread only decodes and runs the batch (lane.c).
  *
  * Metrics: the attempt that commits is timed (transaction and offset
  * store) for batch_duration_seconds; each retried attempt is counted by
@@ -364,7 +364,7 @@ deliver_start(feeder_app *app, lane *l)
 /*
  * deliver_cut
  *		The batch committed only its first l->nrows messages: their decoded
- *		values would have passed the bound of a batch (db_run_batch).  The
+ *		values would have passed the bound of a batch (decode.c).  The
  *		others go back in front of the lane's held messages, unacknowledged,
  *		to be the next batch.  -1 when they cannot be held (out of memory):
  *		the whole batch is then retried, its committed part found duplicate.

@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * lane.c
- *	  A lane's thread: it waits for a batch, runs it through the lane's
- *	  database session (db_run_batch: one transaction, one round trip),
- *	  leaves the result and tells the main thread.  Nothing else runs on
- *	  it: no Kafka call, no counter, no decision (see lane.h).
+ *	  A lane's thread: it waits for a batch, decodes its values in the
+ *	  Schema Registry form (decode.c), runs it through the lane's database
+ *	  session (db_run_batch: one transaction, one round trip), leaves the
+ *	  result and tells the main thread.  Nothing else runs on it: no Kafka
+ *	  call, no counter, no decision (see lane.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -15,6 +16,10 @@
 #include <time.h>
 
 #include "lane.h"
+#include "log.h"
+
+_Static_assert(DECODE_NARRAYS == DB_DECODED_NARRAYS,
+			   "decode.c fills the arrays db.c sends");
 
 /*
  * lane_init
@@ -48,6 +53,60 @@ lane_init(lane *l, int index, db_conn *db, int batch_size, int wait_ms,
 }
 
 /*
+ * lane_set_registry
+ *		The Schema Registry form: each batch's values are decoded with the
+ *		schemas of r (shared by the lanes) before the batch is sent, those
+ *		that are sent only (envelope and event_type: batch_sends_value).
+ *		Before lane_start; 0, or -1 on out of memory.
+ */
+int
+lane_set_registry(lane *l, registry *r, const char *envelope,
+				  const char *event_type)
+{
+	l->decodes = 1;
+	return decoder_init(&l->dec, r, envelope, event_type);
+}
+
+/*
+ * lane_run
+ *		One attempt at the lane's batch, on its thread: the session checked
+ *		(db_begin_batch), the values decoded in the Schema Registry form
+ *		(decode.c: reasons in the text form the session takes; a batch
+ *		retried unchanged is sent as decoded), then the transaction
+ *		(db_run_batch).  A registry that fails, or a decode out of memory,
+ *		is the attempt's error: nothing is sent.
+ */
+static db_error_class
+lane_run(lane *l)
+{
+	db_error_class cls;
+	int			n,
+				resent;
+
+	cls = db_begin_batch(l->db, &l->batch, &l->rows, &l->nrows, &l->err);
+	if (cls != DB_ERR_NONE || l->batch.count == 0)
+		return cls;
+	if (!l->decodes)
+		return db_run_batch(l->db, &l->batch, NULL, l->batch.count,
+							&l->rows, &l->nrows, &l->err);
+	n = decoder_build(&l->dec, &l->batch, db_texts_ascii(l->db), &resent, &l->err);
+	if (n < 0)
+		return l->err.cls;
+	if (resent)
+	{
+		log_line	line;
+
+		log_begin(&line, LOG_DEBUG, "batch_resent");
+		log_kv_int(&line, "messages", n);
+		log_kv_int(&line, "session", l->index);
+		log_kv_str(&line, "reason", "the batch is retried unchanged: sent as encoded, its values not decoded again");
+		log_end(&line);
+	}
+	return db_run_batch(l->db, &l->batch, l->dec.arrays, n,
+						&l->rows, &l->nrows, &l->err);
+}
+
+/*
  * lane_main
  *		The thread: run each submitted batch, publish its result.
  */
@@ -65,7 +124,7 @@ lane_main(void *arg)
 			break;
 		pthread_mutex_unlock(&l->lock);
 
-		l->cls = db_run_batch(l->db, &l->batch, &l->rows, &l->nrows, &l->err);
+		l->cls = lane_run(l);
 
 		pthread_mutex_lock(&l->lock);
 		l->running = 0;
@@ -217,6 +276,9 @@ lane_free(lane *l, batch_release_fn release)
 	if (l->db != NULL)
 		db_free(l->db);
 	l->db = NULL;
+	if (l->decodes)
+		decoder_free(&l->dec);
+	l->decodes = 0;
 	pthread_mutex_destroy(&l->lock);
 	pthread_cond_destroy(&l->cond);
 }

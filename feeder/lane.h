@@ -5,10 +5,12 @@
  *	  thread that runs its batch transactions.
  *
  * The main thread owns Kafka and every decision; a lane's thread does one
- * thing, db_run_batch on the lane's session, while the main thread goes on
- * consuming.  Ownership of a lane's session and batch passes with its
- * state: the main thread may touch them only while the lane is not
- * running (lane_submit hands them over, lane_take hands them back).
+ * thing, the batch's transaction on the lane's session (in the Schema
+ * Registry form its values decoded first, decode.c, then db_run_batch),
+ * while the main thread goes on consuming.  Ownership of a lane's session,
+ * decoder and batch passes with its state: the main thread may touch them
+ * only while the lane is not running (lane_submit hands them over,
+ * lane_take hands them back).
  *
  *-------------------------------------------------------------------------
  */
@@ -20,11 +22,15 @@
 
 #include "batch.h"
 #include "db.h"
+#include "decode.h"
+#include "registry.h"
 
 typedef struct lane
 {
 	int			index;
 	db_conn    *db;				/* this lane's session */
+	int			decodes;		/* the Schema Registry form: dec is in use */
+	decoder		dec;			/* its values, decoded before db_run_batch */
 	batch		batch;			/* assembled, in flight, or awaiting its retry */
 	msg_queue	pending;		/* consumed for this lane, not yet batched */
 	uint64_t	positions_session;	/* session whose positions were checked */
@@ -63,6 +69,8 @@ typedef struct lane
 
 extern int	lane_init(lane *l, int index, db_conn *db, int batch_size, int wait_ms,
 					  size_t max_bytes);
+extern int	lane_set_registry(lane *l, registry *r, const char *envelope,
+							  const char *event_type);
 extern int	lane_start(lane *l, void (*notify) (void *arg), void *arg);
 extern void lane_submit(lane *l, int64_t deadline_ms);
 extern int	lane_busy(lane *l);

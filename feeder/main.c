@@ -296,7 +296,9 @@ feeder_make_lanes(feeder_app *app, const feeder_config *cfg)
 		if ((strcmp(cfg->envelope, "plain") != 0 || cfg->event_type != NULL) &&
 			db_set_outbox(db, cfg->envelope, cfg->event_type, cfg->type_header) != 0)
 			return -1;
-		if (app->registry && db_set_schema_registry(db, app->registry) != 0)
+		if (app->registry &&
+			(db_set_framed(db) != 0 ||
+			 lane_set_registry(l, app->registry, cfg->envelope, cfg->event_type) != 0))
 			return -1;
 	}
 	app->db = app->lanes[0].db;

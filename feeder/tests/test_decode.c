@@ -4,9 +4,11 @@
  *	  Unit tests of decode.c: the bound of a batch's decoded bytes (the
  *	  first message always goes, the one that would pass the bound starts
  *	  the next batch), a decode out of memory retried before the message
- *	  is quarantined, and a registry's failure with the flags to check.
- *	  confluent_decode and the allocator's out-of-memory flag are stand-ins
- *	  programmed by each test.
+ *	  is quarantined, a registry's failure with the flags to check, and the
+ *	  batch decoded on its lane into the arrays db.c sends: one element per
+ *	  message, a retry sent as decoded unless the session's text form
+ *	  changed.  confluent_decode and the allocator's out-of-memory flag are
+ *	  stand-ins programmed by each test.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,14 +24,17 @@
 #include "avro_alloc.h"
 #include "decode.h"
 
-/* What the stand-in confluent_decode answers next. */
+/* What the stand-in confluent_decode answers next, and its calls. */
 static confluent_status next_status;
 static size_t next_json_len;
 static int	next_oom;
+static const char *next_reason = "bad value";
+static int	decode_calls;
 
 /*
  * confluent_decode
- *		Stand-in: next_json_len bytes of JSON, schema id 7, and next_status.
+ *		Stand-in: next_json_len bytes of JSON, schema id 7, and next_status;
+ *		the value "bad" is rejected with next_reason whatever next_status.
  */
 confluent_status
 confluent_decode(registry *r, const void *value, size_t len,
@@ -40,15 +45,19 @@ confluent_decode(registry *r, const void *value, size_t len,
 	size_t		i;
 
 	(void) r;
-	(void) value;
-	(void) len;
 	(void) id_header;
 	(void) id_header_len;
-	for (i = 0; i < next_json_len; i++)
-		avro_json_buf_append(out, "x", 1);
+	decode_calls++;
 	*id = 7;
 	*has_id = 1;
-	snprintf(reason, reasonlen, "%s", next_status == CONFLUENT_DECODED ? "" : "bad value");
+	if (len == 3 && memcmp(value, "bad", 3) == 0)
+	{
+		snprintf(reason, reasonlen, "%s", next_reason);
+		return CONFLUENT_REJECTED;
+	}
+	for (i = 0; i < next_json_len; i++)
+		avro_json_buf_append(out, "x", 1);
+	snprintf(reason, reasonlen, "%s", next_status == CONFLUENT_DECODED ? "" : next_reason);
 	return next_status;
 }
 
@@ -132,8 +141,9 @@ test_batch_bound(void **state)
 	batch_msg	m = msg(0);
 
 	(void) state;
+	next_reason = "bad value";
 	memset(&err, 0, sizeof(err));
-	decoder_init(&d, NULL);
+	assert_int_equal(decoder_init(&d, NULL, NULL, NULL), 0);
 	decoder_begin_batch(&d, 100);	/* 400 bytes of JSON */
 	next_status = CONFLUENT_DECODED;
 	next_oom = 0;
@@ -178,7 +188,8 @@ test_out_of_memory(void **state)
 	int			i;
 
 	(void) state;
-	decoder_init(&d, NULL);
+	next_reason = "bad value";
+	assert_int_equal(decoder_init(&d, NULL, NULL, NULL), 0);
 	decoder_begin_batch(&d, 100);
 	next_status = CONFLUENT_REJECTED;
 	next_oom = 1;
@@ -218,7 +229,8 @@ test_registry_failure(void **state)
 	batch_msg	m = msg(0);
 
 	(void) state;
-	decoder_init(&d, NULL);
+	next_reason = "bad value";
+	assert_int_equal(decoder_init(&d, NULL, NULL, NULL), 0);
 	decoder_begin_batch(&d, 100);
 	next_oom = 0;
 	next_status = CONFLUENT_TRANSIENT;
@@ -236,6 +248,223 @@ test_registry_failure(void **state)
 	decoder_free(&d);
 }
 
+/*
+ * element
+ *		Element i of a finished binary array: its bytes and *len, or NULL
+ *		for a NULL element.
+ */
+static const char *
+element(const pgarray *a, int i, int *len)
+{
+	const unsigned char *p = (const unsigned char *) a->data + PGARRAY_HEADER_LEN;
+	int			k;
+
+	assert_true((uint32_t) i < a->nelems);
+	for (k = 0;; k++)
+	{
+		int32_t		n = (int32_t) (((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) |
+								   ((uint32_t) p[2] << 8) | (uint32_t) p[3]);
+
+		p += 4;
+		if (k == i)
+		{
+			*len = n;
+			return n < 0 ? NULL : (const char *) p;
+		}
+		if (n > 0)
+			p += n;
+	}
+}
+
+/*
+ * The batch's arrays: one element per message; a decoded value's JSON and
+ * schema id; a rejected one's reason (valid UTF-8 as it came); a
+ * tombstone and a value of another event type (not sent) NULLs, and not
+ * decoded.
+ */
+static void
+test_build_arrays(void **state)
+{
+	decoder		d;
+	db_error	err;
+	batch		b;
+	batch_msg	m;
+	const char *e;
+	int			len,
+				resent;
+
+	(void) state;
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(batch_init(&b, 10, 1000), 0);
+	batch_set_max_bytes(&b, 1000);
+	assert_int_equal(decoder_init(&d, NULL, "plain", "OrderReceived"), 0);
+	m = msg(0);
+	batch_add(&b, &m, 0);		/* decoded */
+	m = msg(1);
+	m.value = NULL;
+	m.value_len = 0;
+	batch_add(&b, &m, 0);		/* a tombstone */
+	m = msg(2);
+	m.value = "bad";
+	m.value_len = 3;
+	batch_add(&b, &m, 0);		/* rejected */
+	m = msg(3);
+	m.type = "OrderCancelled";
+	m.type_len = strlen(m.type);
+	batch_add(&b, &m, 0);		/* another type: not sent */
+	next_oom = 0;
+	next_status = CONFLUENT_DECODED;
+	next_json_len = 3;
+	next_reason = "bad v\xc3\xa4lue";
+	decode_calls = 0;
+
+	assert_int_equal(decoder_build(&d, &b, 0, &resent, &err), 4);
+	assert_false(resent);
+	assert_int_equal(decode_calls, 2);
+	assert_int_equal(d.arrays[0].nelems, 4);
+	assert_int_equal(d.arrays[3].nelems, 4);
+	e = element(&d.arrays[0], 0, &len);
+	assert_int_equal(len, 3);
+	assert_memory_equal(e, "xxx", 3);
+	e = element(&d.arrays[1], 0, &len);
+	assert_int_equal(len, 4);
+	assert_memory_equal(e, "\0\0\0\7", 4);
+	assert_null(element(&d.arrays[2], 0, &len));
+	assert_null(element(&d.arrays[0], 1, &len));
+	assert_null(element(&d.arrays[1], 1, &len));
+	assert_null(element(&d.arrays[2], 1, &len));
+	assert_null(element(&d.arrays[3], 1, &len));
+	/* the rejected one: no JSON, its schema id and reason */
+	assert_null(element(&d.arrays[0], 2, &len));
+	assert_non_null(element(&d.arrays[1], 2, &len));
+	e = element(&d.arrays[2], 2, &len);
+	assert_int_equal(len, (int) strlen("bad v\xc3\xa4lue"));
+	assert_memory_equal(e, "bad v\xc3\xa4lue", len);
+	/* another type: NULLs */
+	assert_null(element(&d.arrays[0], 3, &len));
+	assert_null(element(&d.arrays[1], 3, &len));
+	assert_null(element(&d.arrays[2], 3, &len));
+	assert_null(element(&d.arrays[3], 3, &len));
+	decoder_free(&d);
+	batch_free(&b, NULL);
+}
+
+/*
+ * decode_one_rejected
+ *		A batch of one message whose value is rejected with next_reason.
+ */
+static void
+decode_one_rejected(batch *b)
+{
+	batch_msg	m = msg(5);
+
+	m.value = "bad";
+	m.value_len = 3;
+	assert_int_equal(batch_init(b, 10, 1000), 0);
+	batch_set_max_bytes(b, 1000);
+	batch_add(b, &m, 0);
+	next_oom = 0;
+	next_reason = "bad v\xc3\xa4lue \xff";
+	decode_calls = 0;
+}
+
+/*
+ * A batch retried unchanged is sent as decoded (not decoded again) while
+ * the session takes the same texts; once it takes ASCII only (a database
+ * of another encoding, or db_go_ascii after the server refused a text),
+ * the retry is decoded anew, its reason in ASCII.  Reasons are valid
+ * UTF-8 always.
+ */
+static void
+test_build_resent_until_ascii(void **state)
+{
+	decoder		d;
+	db_error	err;
+	batch		b;
+	const char *e;
+	int			len,
+				resent;
+
+	(void) state;
+	memset(&err, 0, sizeof(err));
+	decode_one_rejected(&b);
+	assert_int_equal(decoder_init(&d, NULL, NULL, NULL), 0);
+	assert_int_equal(decoder_build(&d, &b, 0, &resent, &err), 1);
+	assert_false(resent);
+	assert_int_equal(decode_calls, 1);
+	e = element(&d.arrays[2], 0, &len);
+	assert_int_equal(len, (int) strlen("bad v\xc3\xa4lue ?"));
+	assert_memory_equal(e, "bad v\xc3\xa4lue ?", len);
+
+	/* the retry, same text form: as decoded */
+	assert_int_equal(decoder_build(&d, &b, 0, &resent, &err), 1);
+	assert_true(resent);
+	assert_int_equal(decode_calls, 1);
+
+	/* the session now takes ASCII only: decoded again, reason in ASCII */
+	assert_int_equal(decoder_build(&d, &b, 1, &resent, &err), 1);
+	assert_false(resent);
+	assert_int_equal(decode_calls, 2);
+	e = element(&d.arrays[2], 0, &len);
+	assert_int_equal(len, (int) strlen("bad v?lue ?"));
+	assert_memory_equal(e, "bad v?lue ?", len);
+	assert_int_equal(decoder_build(&d, &b, 1, &resent, &err), 1);
+	assert_true(resent);
+	assert_int_equal(decode_calls, 2);
+	decoder_free(&d);
+	batch_free(&b, NULL);
+}
+
+/*
+ * A batch whose decoded JSON passes its bound holds its first messages
+ * only, and is not remembered (its retry is another batch); a registry
+ * that fails leaves nothing remembered either.
+ */
+static void
+test_build_cut_and_failure(void **state)
+{
+	decoder		d;
+	db_error	err;
+	batch		b;
+	batch_msg	m;
+	int			i,
+				resent;
+
+	(void) state;
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(batch_init(&b, 10, 1000), 0);
+	batch_set_max_bytes(&b, 100);	/* 400 bytes of JSON */
+	for (i = 0; i < 3; i++)
+	{
+		m = msg(i);
+		batch_add(&b, &m, 0);
+	}
+	assert_int_equal(decoder_init(&d, NULL, NULL, NULL), 0);
+	next_oom = 0;
+	next_status = CONFLUENT_DECODED;
+	next_json_len = 150;
+	decode_calls = 0;
+	assert_int_equal(decoder_build(&d, &b, 0, &resent, &err), 2);
+	assert_int_equal(d.arrays[0].nelems, 2);
+	assert_int_equal(decode_calls, 3);
+	assert_int_equal(decoder_build(&d, &b, 0, &resent, &err), 2);
+	assert_false(resent);
+	assert_int_equal(decode_calls, 6);
+
+	next_json_len = 10;
+	next_status = CONFLUENT_TRANSIENT;
+	assert_int_equal(decoder_build(&d, &b, 0, &resent, &err), -1);
+	assert_int_equal(err.cls, DB_ERR_TRANSIENT);
+	assert_string_equal(err.step, "schema_registry");
+	next_status = CONFLUENT_DECODED;
+	assert_int_equal(decoder_build(&d, &b, 0, &resent, &err), 3);
+	assert_false(resent);
+	assert_int_equal(decoder_build(&d, &b, 0, &resent, &err), 3);
+	assert_true(resent);
+	decoder_free(&d);
+	batch_free(&b, NULL);
+}
+
 int
 main(void)
 {
@@ -243,6 +472,9 @@ main(void)
 		cmocka_unit_test(test_batch_bound),
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_registry_failure),
+		cmocka_unit_test(test_build_arrays),
+		cmocka_unit_test(test_build_resent_until_ascii),
+		cmocka_unit_test(test_build_cut_and_failure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
