@@ -67,6 +67,8 @@ static int	kafka_reconcile_pauses(kafka_consumer *kc,
 								   const rd_kafka_topic_partition_list_t *parts);
 static void kafka_slot_restart(kafka_consumer *kc, kafka_slot *slot, int64_t db_next);
 static void kafka_store_starts(kafka_consumer *kc);
+static void kafka_hold_topics(kafka_consumer *kc, const feeder_config *cfg);
+static void kafka_release_topics(kafka_consumer *kc);
 
 /*
  * kafka_slot_find
@@ -650,10 +652,13 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 										  RD_KAFKA_PARTITION_UA);
 	rerr = rd_kafka_subscribe(kc->rk, topics);
 	rd_kafka_topic_partition_list_destroy(topics);
+	if (!rerr)
+		kafka_hold_topics(kc, cfg);
 	if (rerr)
 		snprintf(err, errlen, "could not subscribe: %s", rd_kafka_err2str(rerr));
 	else if (kafka_status_start(kc, err, errlen) == 0)
 		return kc;
+	kafka_release_topics(kc);
 	if (kc->wake_q)
 		rd_kafka_queue_destroy(kc->wake_q);
 	rd_kafka_destroy(kc->rk);
@@ -661,6 +666,47 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 	free(kc->topics);
 	free(kc);
 	return NULL;
+}
+
+/*
+ * kafka_hold_topics
+ *		Create a handle of every subscribed topic as soon as the consumer
+ *		subscribes, and hold it until the consumer closes.  librdkafka then
+ *		learns each topic's partitions and leaders from its first metadata
+ *		answer, during the group join.  Without a handle it creates the
+ *		partitions only at the first assignment, and a partition started
+ *		at a logical offset (the earliest, for a group without positions)
+ *		before its leader is known waits for librdkafka's offset query
+ *		retry: up to a second, before the partition's first fetch.  A
+ *		handle that cannot be created is left out; nothing fails here.
+ */
+static void
+kafka_hold_topics(kafka_consumer *kc, const feeder_config *cfg)
+{
+	int			i;
+
+	kc->rkts = calloc((size_t) (cfg->ntopics > 0 ? cfg->ntopics : 1), sizeof(*kc->rkts));
+	if (kc->rkts == NULL)
+		return;
+	for (i = 0; i < cfg->ntopics; i++)
+		if ((kc->rkts[kc->nrkts] = rd_kafka_topic_new(kc->rk, cfg->topics[i], NULL)) != NULL)
+			kc->nrkts++;
+}
+
+/*
+ * kafka_release_topics
+ *		Destroy the handles kafka_hold_topics holds.
+ */
+static void
+kafka_release_topics(kafka_consumer *kc)
+{
+	int			i;
+
+	for (i = 0; i < kc->nrkts; i++)
+		rd_kafka_topic_destroy(kc->rkts[i]);
+	free(kc->rkts);
+	kc->rkts = NULL;
+	kc->nrkts = 0;
 }
 
 /*
@@ -1475,6 +1521,7 @@ kafka_close(kafka_consumer *kc)
 		log_kv_str(&line, "error", rd_kafka_err2str(err));
 		log_end(&line);
 	}
+	kafka_release_topics(kc);
 	if (kc->wake_q)
 		rd_kafka_queue_destroy(kc->wake_q);
 	rd_kafka_destroy(kc->rk);

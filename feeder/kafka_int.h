@@ -65,6 +65,9 @@ struct kafka_consumer
 	int			refused;		/* the cluster refused us (kafka_refusal.h) */
 	char	   *group;			/* group.id, for a refusal's hint */
 	char	   *topics;			/* the subscription, "a, b", likewise */
+	rd_kafka_topic_t **rkts;	/* a handle of each subscribed topic,
+								 * held (kafka_hold_topics) */
+	int			nrkts;
 	int			up;				/* brokers reachable: 1, 0, -1 unknown */
 	int			uncommitted;	/* offsets stored since the last commit */
 	int			starts_pending; /* some slot has a start_store */
