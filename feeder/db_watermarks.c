@@ -17,6 +17,7 @@
 
 #include "db_watermarks.h"
 #include "log.h"
+#include "pg_may_execute.h"
 
 /*
  * The batch's partitions' high watermarks, recorded with their positions
@@ -28,9 +29,6 @@
  */
 #define DB_WATERMARKS_SIGNATURE \
 	"received_orders.record_high_watermarks(text,text,text[],integer[],bigint[])"
-#define DB_WATERMARKS_CHECK_SQL \
-	"SELECT pg_catalog.has_function_privilege(p, 'EXECUTE') " \
-	"FROM pg_catalog.to_regprocedure('" DB_WATERMARKS_SIGNATURE "') AS p WHERE p IS NOT NULL"
 
 /*
  * db_watermarks_allowed
@@ -41,12 +39,9 @@
 int
 db_watermarks_allowed(PGconn *conn, int log_refusal)
 {
-	PGresult   *res = PQexec(conn, DB_WATERMARKS_CHECK_SQL);
-	int			allowed;
+	/* a question that failed counts as a no: the batches go on without */
+	int			allowed = pg_may_execute(conn, DB_WATERMARKS_SIGNATURE) == 1;
 
-	allowed = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
-		strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
 	if (!allowed && log_refusal)
 	{
 		log_line	line;

@@ -652,12 +652,14 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 										  RD_KAFKA_PARTITION_UA);
 	rerr = rd_kafka_subscribe(kc->rk, topics);
 	rd_kafka_topic_partition_list_destroy(topics);
-	if (!rerr)
-		kafka_hold_topics(kc, cfg);
 	if (rerr)
 		snprintf(err, errlen, "could not subscribe: %s", rd_kafka_err2str(rerr));
-	else if (kafka_status_start(kc, err, errlen) == 0)
-		return kc;
+	else
+	{
+		kafka_hold_topics(kc, cfg);
+		if (kafka_status_start(kc, err, errlen) == 0)
+			return kc;
+	}
 	kafka_release_topics(kc);
 	if (kc->wake_q)
 		rd_kafka_queue_destroy(kc->wake_q);

@@ -47,6 +47,7 @@
 #include "advances.h"
 #include "feeder.h"
 #include "log.h"
+#include "pg_may_execute.h"
 #include "pgarray.h"
 #include "status.h"
 #include "utf8.h"
@@ -74,9 +75,6 @@
 /* The positions' advances past markers, and whether the role may. */
 #define STATUS_ADVANCE_SIGNATURE \
 	"received_orders.advance_positions(text,text[],integer[],bigint[],bigint[])"
-#define STATUS_ADVANCE_CHECK_SQL \
-	"SELECT pg_catalog.has_function_privilege(p, 'EXECUTE') " \
-	"FROM pg_catalog.to_regprocedure('" STATUS_ADVANCE_SIGNATURE "') AS p WHERE p IS NOT NULL"
 #define STATUS_ADVANCE_SQL \
 	"SELECT received_orders.advance_positions($1, $2, $3, $4, $5)"
 
@@ -484,17 +482,9 @@ static int
 status_advance_allowed(void)
 {
 	static int	logged;
-	PGresult   *res = PQexec(status.conn, STATUS_ADVANCE_CHECK_SQL);
-	int			allowed;
+	int			allowed = pg_may_execute(status.conn, STATUS_ADVANCE_SIGNATURE);
 
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-	{
-		PQclear(res);
-		return -1;
-	}
-	allowed = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
-	if (!allowed && !logged)
+	if (allowed == 0 && !logged)
 	{
 		log_line	line;
 
