@@ -63,8 +63,15 @@ bench_pct() {
 
 BENCH_PREFILLED=0
 
-# bench_reset_table — empty both tables (but the prefilled rows), then checkpoint
+# bench_reset_table — empty both tables (but the prefilled rows), forget the
+# earlier runs' consumer groups (their positions, claims and status rows: a
+# role claims at most 16 groups, and every run uses a fresh one), then
+# checkpoint
 bench_reset_table() {
+	pg_psql -c 'TRUNCATE received_orders.received_orders_positions,
+	            received_orders.received_orders_position_gaps,
+	            received_orders.received_orders_consumer_groups,
+	            received_orders.received_orders_feeders' >/dev/null
 	if ((BENCH_PREFILLED > 0)); then
 		pg_psql -c "DELETE FROM received_orders.received_orders WHERE external_reference <> 'prefill'" \
 			-c 'TRUNCATE received_orders.received_orders_quarantine' \

@@ -25,6 +25,7 @@
 #include "db.h"
 #include "kafka.h"
 #include "lane.h"
+#include "spread.h"
 #include "stats.h"
 
 typedef struct feeder_app
@@ -33,6 +34,7 @@ typedef struct feeder_app
 	kafka_consumer *kc;
 	lane	   *lanes;			/* --db-sessions lanes, each its session */
 	int			nlanes;
+	lane_spread spread;			/* over how many lanes partitions go now */
 	db_conn    *db;				/* lane 0's session: positions on assignment,
 								 * the idle checks */
 	registry   *registry;		/* --value-format confluent: shared by lanes */

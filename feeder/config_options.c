@@ -439,8 +439,9 @@ const config_optdef config_options[] = {
 				   "a number of sessions", NULL),
 		.arg = "N",
 		.help = "database sessions that run batches at the same time,\n"
-		"1..64; each partition always goes through the same one,\n"
-		"so its batches commit in order; sessions but the first\n"
+		"1..64; a live stream's partitions all go through the\n"
+		"first, a backlog's over all N; a partition's batches\n"
+		"always commit in order; sessions but the first\n"
 		"are open only while partitions go through them: at most\n"
 	"N backends, plus one for --status-interval (default 8)\n"},
 	{.name = "batch-max-bytes", .val = OPT_BATCH_MAX_BYTES, .has_arg = required_argument,

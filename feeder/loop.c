@@ -5,10 +5,12 @@
  *	  send each idle lane's batch, acknowledge what committed, repeat until
  *	  a signal.
  *
- * One thread owns Kafka.  A message goes to the lane of its partition
- * (batch_lane_of), so a partition's batches commit in order through one
- * database session, while other lanes' transactions run at the same
- * time.  A lane whose database is free sends what it holds at once
+ * One thread owns Kafka.  A message goes to the lane of its partition,
+ * so a partition's batches commit in order through one database session,
+ * while other lanes' transactions run at the same time.  A live stream's
+ * partitions all go to one lane, a backlog's are spread over every lane
+ * (spread.c; loop_spread moves the held messages when the width changes).
+ * A lane whose database is free sends what it holds at once
  * (batch_take); while its transaction runs, the next batch grows.  When a
  * lane holds two whole batches, consuming waits for lanes rather than for
  * Kafka, which bounds the memory held.
@@ -734,7 +736,7 @@ loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
 static void
 loop_route(feeder_app *app, const batch_msg *m)
 {
-	lane	   *l = &app->lanes[batch_lane_of(m, app->nlanes)];
+	lane	   *l = &app->lanes[spread_lane_of_slot(&app->spread, m->slot)];
 
 	if (queue_push(&l->pending, m) != 0)
 	{
@@ -780,6 +782,68 @@ loop_send(feeder_app *app, lane *l)
 }
 
 /*
+ * loop_lane_quiet
+ *		Whether a lane holds nothing: no batch in flight, assembled or
+ *		waiting for its retry, and no message.
+ */
+static int
+loop_lane_quiet(lane *l)
+{
+	return !lane_busy(l) && l->retry_at < 0 && l->batch.count == 0 &&
+		queue_length(&l->pending) == 0;
+}
+
+/*
+ * loop_spread
+ *		Widen or narrow the lanes the partitions go to (spread.c).  Widen:
+ *		the one lane is free, with no batch assembled, and holds a backlog;
+ *		its messages move, in order, to the lanes of their slots.  Narrow:
+ *		every lane is quiet, so no message moves.  Either way a partition's
+ *		messages stay in one lane.
+ */
+static void
+loop_spread(feeder_app *app)
+{
+	lane	   *first = &app->lanes[0];
+	int64_t		now = clock_now_ms();
+	log_line	line;
+	size_t		held,
+				i;
+	int			quiet = 1,
+				k;
+
+	if (app->spread.width == 1)
+	{
+		held = queue_length(&first->pending);
+		if (lane_busy(first) || first->retry_at >= 0 || first->batch.count > 0 ||
+			!spread_should_widen(&app->spread, held,
+								 first->pending.bytes >= first->batch.max_bytes))
+			return;
+		spread_widened(&app->spread, now);
+		for (i = 0; i < held; i++)
+		{
+			batch_msg	m;
+
+			queue_pop(&first->pending, &m);
+			loop_route(app, &m);
+		}
+		log_begin(&line, LOG_DEBUG, "lanes_widened");
+		log_kv_int(&line, "sessions", app->spread.width);
+		log_kv_int(&line, "held", (int64_t) held);
+		log_end(&line);
+		return;
+	}
+	for (k = 0; k < app->nlanes && quiet; k++)
+		quiet = loop_lane_quiet(&app->lanes[k]);
+	if (!spread_should_narrow(&app->spread, quiet, now))
+		return;
+	spread_narrowed(&app->spread);
+	log_begin(&line, LOG_DEBUG, "lanes_narrowed");
+	log_kv_int(&line, "sessions", app->spread.width);
+	log_end(&line);
+}
+
+/*
  * loop_dispatch
  *		Send the batch of every lane whose database is free: a batch due
  *		for its retry, or what the lane holds when batch_take says so.
@@ -813,6 +877,7 @@ loop_dispatch(feeder_app *app)
 		}
 		if (batch_take(&l->batch, &l->pending, now))
 		{
+			spread_sent(&app->spread, l->batch.count, now);
 			loop_send(app, l);
 			continue;
 		}
@@ -908,6 +973,7 @@ loop_run(feeder_app *app)
 		int			wait;
 
 		loop_collect(app);
+		loop_spread(app);
 		wait = loop_dispatch(app);
 		loop_update_pause(app);
 		if (loop_stopping(app))

@@ -420,6 +420,7 @@ main(int argc, char **argv)
 		feeder_release_early(&app, &cfg, NULL);	/* kafka_open freed conf */
 		return FEEDER_EXIT_KAFKA;
 	}
+	spread_init(&app.spread, app.nlanes, cfg.batch_size);
 	kafka_set_start_fn(app.kc, positions_on_assign, &app);
 	kafka_set_quiesce_fn(app.kc, loop_quiesce, &app);
 	for (i = 0; i < app.nlanes; i++)
