@@ -61,6 +61,30 @@ bench_pct() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f %%", 100 * a / b }'
 }
 
+# bench_case CASE DEFAULT_BIN — split a --case value, NAME[@PATH]=OPTIONS,
+# into BENCH_CASE_NAME, BENCH_CASE_BIN (PATH, else DEFAULT_BIN) and
+# BENCH_CASE_OPTS
+bench_case() {
+	BENCH_CASE_NAME=${1%%=*}
+	BENCH_CASE_OPTS=${1#*=}
+	BENCH_CASE_BIN=$2
+	if [[ $BENCH_CASE_NAME == *@* ]]; then
+		BENCH_CASE_BIN=${BENCH_CASE_NAME#*@}
+		BENCH_CASE_NAME=${BENCH_CASE_NAME%%@*}
+	fi
+}
+
+# bench_commit_ts_db DIRVAR DB — a throwaway PostgreSQL cluster (pg_start,
+# its directory in the variable named DIRVAR, made current with pg_use)
+# with track_commit_timestamp on, and database DB holding the extension
+bench_commit_ts_db() {
+	pg_start "$1" >&2
+	pg_psql -c "ALTER SYSTEM SET track_commit_timestamp = on" >/dev/null
+	pg_ctl_as restart -w -t 120 >/dev/null
+	pg_use "${!1}"
+	pg_createdb "$2" received_orders
+}
+
 BENCH_PREFILLED=0
 
 # bench_reset_table — empty both tables (but the prefilled rows), forget the

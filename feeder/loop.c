@@ -815,9 +815,9 @@ loop_spread(feeder_app *app)
 	if (app->spread.width == 1)
 	{
 		held = queue_length(&first->pending);
-		if (lane_busy(first) || first->retry_at >= 0 || first->batch.count > 0 ||
-			!spread_should_widen(&app->spread, held,
-								 first->pending.bytes >= first->batch.max_bytes))
+		if (!spread_should_widen(&app->spread, held,
+								 first->pending.bytes >= first->batch.max_bytes) ||
+			lane_busy(first) || first->retry_at >= 0 || first->batch.count > 0)
 			return;
 		spread_widened(&app->spread, now);
 		for (i = 0; i < held; i++)

@@ -25,7 +25,7 @@
  * A partition's messages are all in one lane at any time, so its batches
  * still commit in order: the loop widens only when the one lane is free
  * with no batch assembled and moves what it holds, in order, to the
- * lanes of their slots (loop_widen), and narrows only when every lane is
+ * lanes of their slots (loop_spread), and narrows only when every lane is
  * quiet.  This file decides; the loop moves the messages.
  *
  *-------------------------------------------------------------------------
