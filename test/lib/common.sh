@@ -12,6 +12,10 @@
 #                            this: call ro_run_exit_handlers from it.
 #   ro_run_exit_handlers     run (once) every handler registered so far
 #   ro_free_port             print a TCP port free on 127.0.0.1; 1 if none
+#   ro_forget_outer_make     unset what an outer make exports (MAKELEVEL,
+#                            MAKEFLAGS, ...) before a sub-build of another
+#                            project: PostgreSQL's Makefile.global generates
+#                            its headers only at MAKELEVEL 0
 #
 #   tap_plan N               print the plan "1..N"
 #   tap_ok STATUS DESC       "ok"/"not ok" by STATUS (0 = pass), numbered
@@ -101,6 +105,15 @@ ro_run_exit_handlers() {
 		eval "${RO__EXIT_HANDLERS[i]}" || true
 	done
 	RO__EXIT_HANDLERS=()
+}
+
+# ro_forget_outer_make — make test runs the harness from a recipe, so make
+# has exported MAKELEVEL=1, MAKEFLAGS (its options and jobserver) and the
+# like; a sub-build of another project (PostgreSQL, pgTAP, librdkafka) must
+# start as from a shell: PostgreSQL's src/Makefile.global generates
+# utils/errcodes.h and its other headers only when MAKELEVEL is 0
+ro_forget_outer_make() {
+	unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES GNUMAKEFLAGS MAKE_TERMOUT MAKE_TERMERR
 }
 
 # ro_free_port — a TCP port nobody listens on, checked by binding it, and
