@@ -45,8 +45,22 @@ EXTRA_CLEAN = build
 PG_CPPFLAGS = -DRO_EXTVERSION=\"$(EXTVERSION)\"
 
 PG_CONFIG ?= pg_config
-PGXS := $(shell $(PG_CONFIG) --pgxs)
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+
+# The goals below the PGXS include need it; deps, test, demo, fuzz, sanitize
+# and deb install or find their PostgreSQL themselves.  Without pg_config
+# the include is empty and the first rule would become the default goal,
+# failing later with a bare "postgres.h: No such file": say what is missing.
+NO_PGXS_GOALS = deps test demo fuzz sanitize deb
+ifeq ($(PGXS),)
+ifneq ($(filter-out $(NO_PGXS_GOALS),$(or $(MAKECMDGOALS),all)),)
+$(error $(PG_CONFIG) was not found or gave no PGXS: install PostgreSQL's server headers \
+	(as root: make deps, which installs postgresql-server-dev-15 and the rest of \
+	test/packages.txt's [build] list) or name one: make PG_CONFIG=/path/to/pg_config)
+endif
+else
 include $(PGXS)
+endif
 
 # RO_EXTVERSION is compiled into received_orders.o: rebuild it when the
 # control file's version changes.
