@@ -25,7 +25,9 @@
  * 09000 (a trigger or row level security suppresses the inserts: every
  * retry would fail the same way).  Reading the positions, 55000 too: the
  * consumer group's positions were taken on another Kafka cluster
- * (db_positions_refused).
+ * (db_positions_refused), and 54000 when it is the extension's refusal to
+ * let the role claim one more group (db_claim_limit: the SQLSTATE and its
+ * message; any other 54000 stays what it is).
  *
  * Anything else is "other": the batch function pins on an element only the
  * errors an event's data can cause, so any other error (a dropped index,
@@ -91,18 +93,58 @@ db_classify_sqlstate(const char *s)
 }
 
 /*
+ * db_claim_limit
+ *		Whether an error (its SQLSTATE and primary message) is the
+ *		extension's refusal to let the feeder's role claim one more consumer
+ *		group: a role claims at most so many by using them (54000 with the
+ *		message "role ... cannot claim consumer group ...: it owns N groups
+ *		already", groups.c).  Told by both, never by the SQLSTATE alone:
+ *		54000 is a program limit, which elsewhere a batch's size can cause
+ *		(db_size_caused) and a smaller batch cures.
+ */
+int
+db_claim_limit(const char *sqlstate, const char *message)
+{
+	size_t		len;
+	static const char tail[] = " groups already";
+
+	if (sqlstate == NULL || strcmp(sqlstate, "54000") != 0 || message == NULL)
+		return 0;
+	len = strlen(message);
+	return strncmp(message, "role \"", 6) == 0 &&
+		strstr(message, "\" cannot claim consumer group \"") != NULL &&
+		len > sizeof(tail) - 1 &&
+		strcmp(message + len - (sizeof(tail) - 1), tail) == 0;
+}
+
+/*
+ * db_claim_limit_hint
+ *		What a DBA runs when the feeder's role may claim no more consumer
+ *		groups (db_claim_limit): forget the groups no longer used (their
+ *		positions, then their owner), or hand this group to the role.
+ */
+const char *
+db_claim_limit_hint(void)
+{
+	return "the feeder's role owns as many consumer groups as a role may claim by using them (see error); as a superuser, list them (SELECT consumer_group, updated_at FROM received_orders.received_orders_consumer_groups WHERE owner_role = 'ROLE' ORDER BY updated_at), forget each one no longer used (SELECT received_orders.forget_consumer_positions('OLD_GROUP'); SELECT received_orders.set_consumer_group_owner('OLD_GROUP', NULL);), then start the feeder again";
+}
+
+/*
  * db_positions_refused
  *		Whether the database refused to give the feeder its group's
  *		positions for good: the group belongs to a role whose privileges the
- *		feeder's role lacks (42501), or its positions were taken on another
- *		Kafka cluster (55000, raised only by the positions' check).  Either
- *		is a configuration error: exit 3, nothing read, nothing written.
+ *		feeder's role lacks (42501), its positions were taken on another
+ *		Kafka cluster (55000, raised only by the positions' check), or the
+ *		feeder's role may claim no more groups (db_claim_limit: message is
+ *		the error's primary message).  Each is a configuration error: exit
+ *		3, nothing read, nothing written.
  */
 int
-db_positions_refused(const char *sqlstate)
+db_positions_refused(const char *sqlstate, const char *message)
 {
 	return sqlstate != NULL &&
-		(strcmp(sqlstate, "42501") == 0 || strcmp(sqlstate, "55000") == 0);
+		(strcmp(sqlstate, "42501") == 0 || strcmp(sqlstate, "55000") == 0 ||
+		 db_claim_limit(sqlstate, message));
 }
 
 /*

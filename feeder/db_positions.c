@@ -58,13 +58,30 @@ db_take_server_advice(const PGresult *res, db_error *err)
 }
 
 /*
+ * db_claim_limit_advice
+ *		The feeder's role may claim no more consumer groups
+ *		(db_claim_limit): the hint says how a DBA forgets the groups no
+ *		longer used, then what the server advises (hand this group to the
+ *		role), which names the group and the role.
+ */
+static void
+db_claim_limit_advice(const PGresult *res, db_error *err)
+{
+	const char *server = PQresultErrorField(res, PG_DIAG_MESSAGE_HINT);
+
+	snprintf(err->hint, sizeof(err->hint), "%s%s%s", db_claim_limit_hint(),
+			 server ? "; or: " : "", server ? server : "");
+}
+
+/*
  * db_read_positions
  *		The database's positions of the feeder's consumer group, for the
  *		Kafka cluster of id cluster_id, one query, connecting first if
  *		needed (a new connection counts as a new session).  On DB_ERR_NONE
  *		*out holds *n entries to release with db_free_positions; otherwise
- *		err says why: DB_ERR_FATAL when the group is another role's or its
- *		positions are of another cluster.
+ *		err says why: DB_ERR_FATAL when the group is another role's, its
+ *		positions are of another cluster, or the feeder's role may claim no
+ *		more groups (db_positions_refused).
  */
 db_error_class
 db_read_positions(db_conn *db, const char *cluster_id, db_position **out,
@@ -91,11 +108,14 @@ db_read_positions(db_conn *db, const char *cluster_id, db_position **out,
 	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQnfields(res) != 3)
 	{
 		db_error_class cls = db_fill_error(db_pgconn(db), res, "positions", err);
+		const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
 
-		if (db_positions_refused(err->sqlstate))
+		if (db_positions_refused(err->sqlstate, primary))
 		{
 			cls = err->cls = DB_ERR_FATAL;
 			db_take_server_advice(res, err);
+			if (db_claim_limit(err->sqlstate, primary))
+				db_claim_limit_advice(res, err);
 		}
 
 		PQclear(res);

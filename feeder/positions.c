@@ -77,6 +77,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "catch_up.h"
 #include "clock.h"
 #include "db_positions.h"
 #include "feeder.h"
@@ -625,6 +626,29 @@ positions_log_behind(feeder_app *app, const kafka_assigned_partition *a,
 }
 
 /*
+ * positions_gap_accepted
+ *		Whether the database holds offsets db_position .. low - 1 of a
+ *		partition accepted as lost (catch_up.c).  Asked with
+ *		record_position_gap without accepting: a range an accepted gap
+ *		covers answers yes and writes nothing; any other is recorded open
+ *		and answers no, and positions_gap then records, logs, counts and
+ *		waits on it (or accepts it, with --accept-position-loss).  A failed
+ *		question answers no: positions_gap says why.
+ */
+static int
+positions_gap_accepted(db_conn *db, const char *topic, int32_t partition,
+					   int64_t db_position, int64_t low)
+{
+	int			accepted = 0;
+	db_error	err;
+
+	if (db_record_gap(db, topic, partition, db_position, low - 1, 0,
+					  &accepted, &err) != DB_ERR_NONE)
+		return 0;
+	return accepted;
+}
+
+/*
  * positions_catch_up
  *		A partition held while the database is behind what this feeder had
  *		committed there: log it, count the offsets to read again, and seek
@@ -633,7 +657,11 @@ positions_log_behind(feeder_app *app, const kafka_assigned_partition *a,
  *		seek failed: the partition then waits for its start instead, alone
  *		(positions_start_failed), and starts at the database's position; -1
  *		too when the database's position lies in a gap not accepted
- *		(positions_gap: it waits alone likewise).
+ *		(positions_gap: it waits alone likewise), recorded, logged and
+ *		counted whether or not this feeder's own committed offset is the
+ *		log start (retention emptied the partition behind it).  Nothing to
+ *		do only where the database holds that gap accepted and the
+ *		partition already stands at the log start (catch_up.c).
  */
 static int
 positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition *a,
@@ -643,6 +671,7 @@ positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition 
 				high,
 				target = db_position;
 	int			err = 0;
+	int			accepted = 0;
 
 	if (clock_now_ms() >= deadline ||
 		(err = kafka_watermarks(app->kc, a->topic, a->partition, &low, &high)) != 0)
@@ -661,30 +690,37 @@ positions_catch_up(feeder_app *app, db_conn *db, const kafka_assigned_partition 
 	}
 
 	/*
-	 * Started at the earliest offset after an accepted gap: the database
-	 * keeps its older position until the partition's first batch commits.
-	 * Another session checking meanwhile (a second lane, a reconnect) finds
-	 * the same gap, already recorded, logged, counted and skipped: nothing
-	 * to do.
+	 * At the log start below the database's position: a gap accepted
+	 * already, or one that retention made behind this feeder (catch_up.c);
+	 * the database tells which.
 	 */
-	if (db_position >= 0 && db_position < low && a->db_next == low)
-		return 0;
-	if (db_position < 0)
-		target = low;
-	else if (db_position < low)
+	if (catch_up_asks_acceptance(db_position, a->db_next, low))
+		accepted = positions_gap_accepted(db, a->topic, a->partition,
+										  db_position, low);
+	switch (catch_up_decide(db_position, a->db_next, low, high, accepted))
 	{
-		if (positions_gap(app, db, a->topic, a->partition, db_position, low,
-						  high) != 0)
-		{
-			positions_log_behind(app, a, db_position, db_position,
-								 "waiting on the position gap (see position_gap), then reading again from the database's position");
-			return -1;
-		}
-		target = low;
+		case CATCH_UP_NONE:
+			return 0;
+		case CATCH_UP_EARLIEST:
+			target = low;
+			break;
+		case CATCH_UP_GAP:
+			if (positions_gap(app, db, a->topic, a->partition, db_position,
+							  low, high) != 0)
+			{
+				positions_log_behind(app, a, db_position, db_position,
+									 "waiting on the position gap (see position_gap), then reading again from the database's position");
+				return -1;
+			}
+			target = low;
+			break;
+		case CATCH_UP_OUT_OF_RANGE:
+			target = positions_out_of_range(app, db, a->topic, a->partition,
+											db_position, low, high);
+			break;
+		case CATCH_UP_SEEK:
+			break;
 	}
-	else if (db_position > high)
-		target = positions_out_of_range(app, db, a->topic, a->partition,
-										db_position, low, high);
 	if (app->positions_fatal)
 		return 0;
 

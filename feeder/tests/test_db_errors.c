@@ -80,16 +80,49 @@ static void
 test_positions_refused(void **state)
 {
 	(void) state;
-	assert_true(db_positions_refused("42501"));
-	assert_true(db_positions_refused("55000"));
-	assert_false(db_positions_refused("55P03"));
-	assert_false(db_positions_refused("42883"));
-	assert_false(db_positions_refused(""));
-	assert_false(db_positions_refused(NULL));
+	assert_true(db_positions_refused("42501", NULL));
+	assert_true(db_positions_refused("55000", NULL));
+	assert_false(db_positions_refused("55P03", NULL));
+	assert_false(db_positions_refused("42883", NULL));
+	assert_false(db_positions_refused("", NULL));
+	assert_false(db_positions_refused(NULL, NULL));
 	assert_int_equal(db_classify_sqlstate("55000"), DB_ERR_OTHER);
 	assert_non_null(strstr(db_fatal_hint("55000"), "forget_consumer_positions"));
 	assert_non_null(strstr(db_fatal_hint("42501"), "received_orders.grant_feeder("));
 	assert_non_null(strstr(db_fatal_hint("42501"), "set_consumer_group_owner"));
+}
+
+/*
+ * The extension's claim limit (a role claims at most 16 groups by using
+ * them) is a configuration refusal that no retry cures: reading the
+ * positions, it ends the feeder (exit 3) with the DBA's remedy.  Told by
+ * its SQLSTATE and its message: any other 54000 (a program limit a smaller
+ * batch cures) is not refused, and the claim's words under another
+ * SQLSTATE are not either.
+ */
+static void
+test_claim_limit(void **state)
+{
+	const char *claim = "role \"orders_feeder\" cannot claim consumer group \"bench-17\": it owns 16 groups already";
+
+	(void) state;
+	assert_true(db_claim_limit("54000", claim));
+	assert_true(db_positions_refused("54000", claim));
+	/* other program limits: the batch's size, an index row, a report */
+	assert_false(db_positions_refused("54000", "index row requires 9000 bytes, maximum size is 8191"));
+	assert_false(db_positions_refused("54000", "a report holds at most 4096 partitions"));
+	assert_false(db_positions_refused("54000", NULL));
+	assert_false(db_claim_limit("54000", "role \"x\" cannot claim consumer group \"g\""));
+	/* the claim's words under another SQLSTATE */
+	assert_false(db_claim_limit("54001", claim));
+	assert_false(db_claim_limit(NULL, claim));
+	/* everywhere else 54000 stays what it was: retried, size-caused */
+	assert_int_equal(db_classify_sqlstate("54000"), DB_ERR_OTHER);
+	assert_true(db_size_caused("54000"));
+	/* the remedy: forget the groups no longer used */
+	assert_non_null(strstr(db_claim_limit_hint(), "received_orders.forget_consumer_positions('OLD_GROUP')"));
+	assert_non_null(strstr(db_claim_limit_hint(), "received_orders.set_consumer_group_owner('OLD_GROUP', NULL)"));
+	assert_non_null(strstr(db_claim_limit_hint(), "received_orders_consumer_groups WHERE owner_role"));
 }
 
 /* Everything else is "other", including near misses of the lists. */
@@ -306,6 +339,7 @@ main(void)
 		cmocka_unit_test(test_fatal),
 		cmocka_unit_test(test_other),
 		cmocka_unit_test(test_positions_refused),
+		cmocka_unit_test(test_claim_limit),
 		cmocka_unit_test(test_connect_sqlstate),
 		cmocka_unit_test(test_connect_failures),
 		cmocka_unit_test(test_connect_tls),
