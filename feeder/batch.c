@@ -91,8 +91,10 @@ batch_note_watermark(batch *b, const char *topic, int32_t partition, int64_t hig
 
 /*
  * batch_add
- *		Append a message (the caller checked batch_full); the batch's clock
- *		starts with its first message.
+ *		Append a message (the caller checked batch_full).  The first message
+ *		starts a new batch: its clock, and its serial, so that a batch
+ *		retried keeps its serial while one refilled after its messages went
+ *		(acknowledged, abandoned, revoked) never has an earlier one's.
  */
 void
 batch_add(batch *b, const batch_msg *m, int64_t now_ms)
@@ -100,7 +102,10 @@ batch_add(batch *b, const batch_msg *m, int64_t now_ms)
 	if (b->count >= b->max_size)
 		return;
 	if (b->count == 0)
+	{
 		b->first_ms = now_ms;
+		b->serial++;
+	}
 	b->bytes += batch_msg_bytes(m);
 	b->msgs[b->count++] = *m;
 	if (m->value == NULL)

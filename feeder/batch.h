@@ -61,6 +61,7 @@ typedef struct batch
 	int			closed;			/* the next message did not fit: deliver now */
 	int			wait_ms;
 	int64_t		first_ms;		/* clock at the first message, -1 if empty */
+	uint64_t	serial;			/* which batch it holds: each first message starts one */
 	batch_watermark *watermarks;	/* its partitions' (batch_note_watermark) */
 	int			nwatermarks;
 	int			watermarks_cap;

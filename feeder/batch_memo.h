@@ -14,12 +14,10 @@
 
 #include "batch.h"
 
-/* One message as the memo knows it: what makes it that message. */
+/* One message as the memo knows it: its Kafka coordinates. */
 typedef struct batch_memo_entry
 {
-	const void *handle;
-	const void *value;
-	size_t		value_len;
+	size_t		topic;			/* its topic's name, at names + topic */
 	int32_t		partition;
 	int64_t		offset;
 } batch_memo_entry;
@@ -29,6 +27,10 @@ typedef struct batch_memo
 	batch_memo_entry *items;
 	int			count;
 	int			cap;
+	char	   *names;			/* the topics' names, copied */
+	size_t		names_len;
+	size_t		names_cap;
+	uint64_t	serial;			/* the batch's (batch.serial) */
 	int			valid;			/* 0: it remembers no batch */
 } batch_memo;
 

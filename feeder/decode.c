@@ -87,6 +87,8 @@ decoder_begin_batch(decoder *d, size_t max_bytes)
  *		the first DECODE_OOM_ATTEMPTS - 1 attempts at that message; then
  *		0, the reason saying so: the message is quarantined, a value that
  *		cannot be decoded in the memory there is is not retried for ever.
+ *		A message is known by its topic, partition and offset: another
+ *		topic's message at the same partition and offset counts anew.
  */
 static int
 decoder_out_of_memory(decoder *d, const batch_msg *m, char *reason,
@@ -95,8 +97,10 @@ decoder_out_of_memory(decoder *d, const batch_msg *m, char *reason,
 	char		msg[1400];
 	size_t		len;
 
-	if (d->oom_partition != m->partition || d->oom_offset != m->offset)
+	if (d->oom_partition != m->partition || d->oom_offset != m->offset ||
+		strcmp(d->oom_topic, m->topic) != 0)
 	{
+		snprintf(d->oom_topic, sizeof(d->oom_topic), "%s", m->topic);
 		d->oom_partition = m->partition;
 		d->oom_offset = m->offset;
 		d->oom_attempts = 0;

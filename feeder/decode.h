@@ -38,6 +38,7 @@ typedef struct decoder
 	size_t		total;			/* the decoded JSON of the batch so far */
 	size_t		limit;			/* the batch's bound of decoded JSON */
 	/* the message whose decode ran out of memory, and how many times */
+	char		oom_topic[256]; /* a Kafka topic's name has 249 bytes at most */
 	int32_t		oom_partition;
 	int64_t		oom_offset;
 	int			oom_attempts;

@@ -175,7 +175,8 @@ test_batch_bound(void **state)
 /*
  * A decode out of memory retries the batch (transient, step decode) four
  * times for one message; the fifth time the message is quarantined, its
- * reason saying so.  Another message starts the count again.
+ * reason saying so.  Another message starts the count again, and so does
+ * another topic's message at the same partition and offset.
  */
 static void
 test_out_of_memory(void **state)
@@ -185,18 +186,29 @@ test_out_of_memory(void **state)
 	db_error	err;
 	batch_msg	m = msg(41);
 	batch_msg	other = msg(42);
+	batch_msg	twin = msg(41);
 	int			i;
 
 	(void) state;
+	twin.topic = "orders-us";
 	next_reason = "bad value";
 	assert_int_equal(decoder_init(&d, NULL, NULL, NULL), 0);
 	decoder_begin_batch(&d, 100);
 	next_status = CONFLUENT_REJECTED;
 	next_oom = 1;
 	next_json_len = 0;
-	/* two attempts at m, then one at another message: m counts again */
+
+	/*
+	 * two attempts at m, then one at another topic's message at m's
+	 * partition and offset (its first, not m's third), then one at another
+	 * message: m counts again
+	 */
 	assert_int_equal(decoder_decode(&d, &m, 1, &v, &err), -1);
 	assert_int_equal(decoder_decode(&d, &m, 1, &v, &err), -1);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(decoder_decode(&d, &twin, 1, &v, &err), -1);
+	assert_string_equal(err.message,
+						"out of memory while decoding orders-us [0] @41 (attempt 1 of 5, then it is quarantined): bad value");
 	assert_int_equal(decoder_decode(&d, &other, 1, &v, &err), -1);
 	for (i = 1; i < 5; i++)
 	{
