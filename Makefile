@@ -53,7 +53,7 @@ include $(PGXS)
 # the small parts around them (sql/parts/), never written by hand; it is
 # committed, since PGXS installs DATA from sql/.
 UPDATE_1_2_TO_1_4_PARTS = sql/parts/1.2--1.4-prologue.sql sql/$(EXTENSION)--1.2--1.3.sql \
-	sql/parts/1.2--1.4-epilogue.sql sql/$(EXTENSION)--1.3--1.4.sql
+	sql/$(EXTENSION)--1.3--1.4.sql sql/parts/1.2--1.4-epilogue.sql
 
 sql/$(EXTENSION)--1.2--1.4.sql: $(UPDATE_1_2_TO_1_4_PARTS) tools/compose-update-script
 	tools/compose-update-script $(UPDATE_1_2_TO_1_4_PARTS) > $@.tmp

@@ -1,5 +1,6 @@
 -- ---------------------------------------------------------------------------
--- Epilogue: quarantine_summary's grants given back.
+-- Epilogue: quarantine_summary's grants given back, the caller's
+-- lock_timeout too.
 --
 -- 1.2--1.3 above dropped the view and created it again with pg_monitor's
 -- grant only.  Every grant the view had (saved by the prologue) is given
@@ -8,7 +9,10 @@
 -- unless a DBA grants it).  GRANTs in an extension script also become the
 -- extension's initial privileges, which pg_dump leaves out: the view's
 -- initial privileges are put back as the script set them, so that a dump
--- still holds the DBA's grants.  The saving setting is cleared.
+-- still holds the DBA's grants.  Last, lock_timeout is the caller's again
+-- (the prologue's was for the transaction: a caller's BEGIN ... COMMIT
+-- around the update would keep it to the end).  The saving settings are
+-- cleared.
 -- ---------------------------------------------------------------------------
 
 DO $grants$
@@ -51,7 +55,10 @@ BEGIN
 	SELECT r.* FROM pg_catalog.jsonb_populate_recordset(NULL::pg_catalog.pg_init_privs,
 	                                                    coalesce(initial, '[]')) r;
 
-	PERFORM pg_catalog.set_config('received_orders_update.quarantine_summary_grants', '', false);
+	PERFORM pg_catalog.set_config('lock_timeout',
+		pg_catalog.current_setting('received_orders_update.lock_timeout'), true);
+	PERFORM pg_catalog.set_config('received_orders_update.quarantine_summary_grants', '', true);
+	PERFORM pg_catalog.set_config('received_orders_update.lock_timeout', '', true);
 END
 $grants$;
 -- end of epilogue ------------------------------------------------------------

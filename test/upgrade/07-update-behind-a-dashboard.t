@@ -15,7 +15,8 @@
 #     failed with 55P03 and the hint to run it again (its lock_timeout),
 #     and in that case the extension is still at 1.2;
 #   - the lock_timeout was the script's own: B's session has its own back;
-#   - once the dashboard is done, ALTER EXTENSION ... UPDATE succeeds.
+#   - once the dashboard is done, ALTER EXTENSION ... UPDATE succeeds, and
+#     the session's lock_timeout is its own after it too.
 # Before 1.4, 1.2 -> 1.3 locked the groups' table, then queued behind the
 # dashboard for DROP VIEW, and the batch waited the dashboard's whole
 # query.
@@ -109,7 +110,9 @@ tap_like "$out|$version" \
 tap_like "$out" "1h$" "the session's lock_timeout (1h) is its own again after the update: the script's was undone"
 
 wait "$dashboard" || true
-tap_cmd "once the dashboard is done, ALTER EXTENSION received_orders UPDATE succeeds" \
-	pg_query "$DB" "ALTER EXTENSION received_orders UPDATE"
+tap_is "$(pg_psql -At -d "$DB" -c "SET lock_timeout = '1h'" -c "ALTER EXTENSION received_orders UPDATE" \
+	-c "SHOW lock_timeout" -c "SELECT extversion FROM pg_extension WHERE extname = 'received_orders'" 2>&1 | tr '\n' ' ')" \
+	"1h $(pg_query "$DB" "SELECT default_version FROM pg_available_extensions WHERE name = 'received_orders'") " \
+	"once the dashboard is done, the update succeeds, and the session's lock_timeout is its own again"
 
 tap_done
