@@ -62,6 +62,17 @@ else
 include $(PGXS)
 endif
 
+# The direct update 1.2 -> 1.4, which PostgreSQL prefers to 1.2 -> 1.3 ->
+# 1.4 (the shortest path), is composed of the frozen 1.2--1.3, 1.3--1.4 and
+# the small parts around them (sql/parts/), never written by hand; it is
+# committed, since PGXS installs DATA from sql/.
+UPDATE_1_2_TO_1_4_PARTS = sql/parts/1.2--1.4-prologue.sql sql/$(EXTENSION)--1.2--1.3.sql \
+	sql/$(EXTENSION)--1.3--1.4.sql sql/parts/1.2--1.4-epilogue.sql
+
+sql/$(EXTENSION)--1.2--1.4.sql: $(UPDATE_1_2_TO_1_4_PARTS) tools/compose-update-script
+	tools/compose-update-script $(UPDATE_1_2_TO_1_4_PARTS) > $@.tmp
+	mv $@.tmp $@
+
 # RO_EXTVERSION is compiled into received_orders.o: rebuild it when the
 # control file's version changes.
 extension/received_orders.o: $(EXTENSION).control

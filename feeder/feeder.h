@@ -10,7 +10,7 @@
 #define FEEDER_H
 
 #define FEEDER_NAME		"received-orders-feeder"
-#define FEEDER_VERSION	"1.3.0"
+#define FEEDER_VERSION	"1.4.0"
 
 /* Exit codes, documented in docs/feeder.md and --help. */
 #define FEEDER_EXIT_OK			0	/* clean shutdown */

@@ -6,7 +6,7 @@
 # retries, acknowledging nothing meanwhile.
 #
 # The feeder consumes part 1.  Then pg_extension says the installed version
-# is 1.4 (as after ALTER EXTENSION ... UPDATE to a release whose library this
+# is the next one (as after ALTER EXTENSION ... UPDATE to a release whose library this
 # server does not have yet): every batch of part 2 meets the check, the
 # server logs the FATAL with its hint, the feeder reconnects, stays up, and
 # neither stores nor acknowledges anything of part 2.  Once the installed
@@ -34,7 +34,7 @@ committed_offsets() {
 # mark, each with its hint
 stale_fatals() {
 	[ "$(tail -c +"$((PG_LOG_MARK + 1))" "$RO_PG_DIR/log" |
-		grep -c "FATAL: .*this session's received_orders library (version $INSTALLED) is older than the installed extension (version 1.4)")" -ge "$1" ] &&
+		grep -c "FATAL: .*this session's received_orders library (version $INSTALLED) is older than the installed extension (version $NEWER)")" -ge "$1" ] &&
 		tail -c +"$((PG_LOG_MARK + 1))" "$RO_PG_DIR/log" |
 		grep -q "HINT: .*Connect again: a new session loads the installed library"
 }
@@ -47,6 +47,7 @@ reconnected() {
 kafka_start 1 "$E2E_TOPIC:$PARTITIONS" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database"
 INSTALLED=$(sql "SELECT extversion FROM pg_extension WHERE extname = 'received_orders'")
+NEWER=${INSTALLED%%.*}.$((${INSTALLED#*.} + 1)) # a version after the library's
 
 # --- part 1
 produce_part 1 200 || bail "kcat could not produce"
@@ -58,7 +59,7 @@ committed_offsets >"$E2E_TMP/committed.part1"
 # --- the installed extension is newer than the library the sessions loaded
 LOG_MARK=$(wc -l <"$E2E_TMP/feeder.log")
 PG_LOG_MARK=$(wc -c <"$RO_PG_DIR/log")
-sql "UPDATE pg_catalog.pg_extension SET extversion = '1.4' WHERE extname = 'received_orders'"
+sql "UPDATE pg_catalog.pg_extension SET extversion = '$NEWER' WHERE extname = 'received_orders'"
 produce_part 201 400 || bail "kcat could not produce"
 check "part 2: the library ends each session that calls it (FATAL with the hint to connect again)" \
 	ro_wait_until 30 stale_fatals 3

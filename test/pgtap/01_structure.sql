@@ -14,8 +14,8 @@ SELECT plan(76);
 SELECT has_extension('received_orders', 'extension received_orders is installed');
 SELECT is(
 	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
-	'1.3',
-	'extension version is 1.3');
+	'1.4',
+	'extension version is 1.4');
 SELECT is(
 	(SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'received_orders'),
 	(SELECT default_version FROM pg_catalog.pg_available_extensions WHERE name = 'received_orders'),
@@ -160,7 +160,7 @@ SELECT is(
 	      'received_orders.revoke_feeder(regrole)',
 	      'received_orders.set_consumer_group_owner(text,name)',
 	      'received_orders.set_consumer_position(text,text,integer,bigint)'],
-	'schema received_orders holds exactly the twenty-three functions of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap, accept_position_gap, advance_positions, feeder_functions, grant_feeder and revoke_feeder of 1.3)');
+	'schema received_orders holds exactly the twenty-three functions of 1.4, those of 1.3 (1.1''s nine, adopt_consumer_position, check_consumer_group, consumer_positions(text, text), set_consumer_group_owner, the Schema Registry form, record_high_watermarks and report_feeder of 1.2, the trigger function consumer_group_claim_check, record_position_gap, accept_position_gap, advance_positions, feeder_functions, grant_feeder and revoke_feeder of 1.3)');
 
 SELECT has_function('received_orders', 'materialize_order', ARRAY['jsonb'],
 	'function received_orders.materialize_order(jsonb) exists');

@@ -10,14 +10,22 @@
 -- --accept-position-loss; accept_position_gap records who and when, moves
 -- the position to last_lost + 1 (never backwards), and refuses a partition
 -- without an open gap (P0002, with a hint) and a role that is not the
--- group's owner nor a superuser (42501).
+-- group's owner nor a superuser (42501).  record_position_gap bounds what a
+-- role may record, with the limits and SQLSTATEs of advance_positions and
+-- report_feeder: a topic of 1 to 249 bytes (longer: 22023, with a hint,
+-- nothing written), and at most 4096 rows per consumer group, open and
+-- accepted together (a new row of a full group: 54000, with a hint naming
+-- the superuser's remedy, nothing written, with accept too); a gap already
+-- recorded is still found again in a full group, another group of the
+-- same role is not affected, and once a superuser removes accepted gaps
+-- the group records again.
 --
 -- Errors' hints are read through pg_temp.caught.  Roles are created inside
 -- the transaction and rolled back; the test's own (super)user is the
 -- session_user recorded.
 
 BEGIN;
-SELECT plan(58);
+SELECT plan(72);
 
 SET LOCAL client_min_messages = error;
 
@@ -290,6 +298,77 @@ SELECT results_eq(
 	$$SELECT kafka_partition, lost, open FROM received_orders.position_gaps ORDER BY kafka_partition, first_lost$$,
 	$$VALUES (0, 100::bigint, false), (0, 40::bigint, true), (2, 5::bigint, false), (3, 100::bigint, false)$$,
 	'the view shows every gap, open or accepted, with how many offsets each lost');
+RESET ROLE;
+
+-- Bounds: the topic's length, the rows of a group -------------------------------
+
+SET ROLE ro_gap_feeder;
+SELECT is(received_orders.record_position_gap('gb1', repeat('t', 249), 0, 0, 9),
+	false,
+	'a topic of 249 bytes (Kafka''s limit) is recorded, open');
+SELECT is((pg_temp.caught(format($$SELECT received_orders.record_position_gap('gb1', %L, 0, 0, 9)$$,
+	repeat('t', 250))))[1],
+	'22023',
+	'a topic of 250 bytes is refused with 22023');
+SELECT matches((pg_temp.caught(format($$SELECT received_orders.record_position_gap('gb1', %L, 0, 0, 9, true)$$,
+	repeat('é', 125))))[3],
+	'1 to 249 bytes',
+	'a topic of 125 two-byte characters (250 bytes) is refused with a hint naming the limit in bytes');
+SELECT is((pg_temp.caught(format($$SELECT received_orders.record_position_gap('gb1', %L, 1, 0, 9, true)$$,
+	repeat('x', 1048576))))[1],
+	'22023',
+	'a topic of 1 MB is refused with 22023');
+RESET ROLE;
+SELECT is((SELECT count(*) FROM received_orders.received_orders_position_gaps
+            WHERE consumer_group = 'gb1' AND octet_length(kafka_topic) > 249),
+	0::bigint,
+	'no gap of a topic longer than 249 bytes was written');
+
+-- The rows of a group ------------------------------------------------------------
+
+-- 4095 rows of group gb1 (the one above makes 4096): accepted history and
+-- open gaps, as many partitions as the feeder could have met
+INSERT INTO received_orders.received_orders_position_gaps
+	(consumer_group, kafka_topic, kafka_partition, first_lost, last_lost, detected_by,
+	 accepted_by, accepted_at)
+SELECT 'gb1', 'orders', p, 0, 9, current_user,
+       CASE WHEN p % 2 = 0 THEN current_user END, CASE WHEN p % 2 = 0 THEN now() END
+  FROM generate_series(1, 4095) AS p;
+
+SET ROLE ro_gap_feeder;
+SELECT is((pg_temp.caught($$SELECT received_orders.record_position_gap('gb1', 'orders', 5000, 0, 9)$$))[1],
+	'54000',
+	'a new gap of a group holding 4096 rows is refused with 54000');
+SELECT matches((pg_temp.caught($$SELECT received_orders.record_position_gap('gb1', 'orders', 5000, 0, 9)$$))[2],
+	'^consumer group "gb1" holds 4096 position gaps; at most 4096 are kept$',
+	'the message names the group, its rows and the limit');
+SELECT matches((pg_temp.caught($$SELECT received_orders.record_position_gap('gb1', 'orders', 5000, 0, 9)$$))[3],
+	'superuser removes the accepted gaps.*DELETE FROM received_orders.received_orders_position_gaps',
+	'the hint names the superuser''s remedy');
+SELECT is((pg_temp.caught($$SELECT received_orders.record_position_gap('gb1', 'orders', 2, 10, 19, true)$$))[1],
+	'54000',
+	'an accepted gap that would be a new row (--accept-position-loss, past an accepted one) is refused too');
+SELECT is(received_orders.record_position_gap('gb1', 'orders', 1, 0, 12),
+	false,
+	'an open gap already recorded is found again in the full group (last_lost grows)');
+SELECT is(received_orders.record_position_gap('gb2', 'orders', 5000, 0, 9),
+	false,
+	'another group of the same role records its gap');
+RESET ROLE;
+SELECT is((SELECT count(*) FROM received_orders.received_orders_position_gaps WHERE consumer_group = 'gb1'),
+	4096::bigint,
+	'the full group holds 4096 rows, none written by the refused calls');
+SELECT is((SELECT last_lost FROM received_orders.received_orders_position_gaps
+            WHERE consumer_group = 'gb1' AND kafka_partition = 1),
+	12::bigint,
+	'the gap found again moved its last_lost');
+
+DELETE FROM received_orders.received_orders_position_gaps
+ WHERE consumer_group = 'gb1' AND accepted_at IS NOT NULL;
+SET ROLE ro_gap_feeder;
+SELECT is(received_orders.record_position_gap('gb1', 'orders', 5000, 0, 9),
+	false,
+	'once a superuser removed the accepted gaps, the group records a new one');
 RESET ROLE;
 
 SELECT * FROM finish();

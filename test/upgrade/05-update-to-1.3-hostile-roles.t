@@ -18,7 +18,8 @@
 #      quarantine_summary: ALTER EXTENSION ... UPDATE TO '1.3' refuses each,
 #      naming it, with a hint; the database stays at 1.2; without them the
 #      update succeeds.
-#   3. A session whose library is 1.3 meets an installed extension of 1.4
+#   3. A session whose library is default_version's meets an installed
+#      extension of the version after it
 #      (pg_extension changed in its own transaction): FATAL 0A000 with the
 #      hint to reconnect; nothing changed, and a new session works.
 # TAP on stdout.  Uses the harness's cluster, or starts its own.
@@ -121,11 +122,14 @@ out=$(try "$DB2" "ALTER EXTENSION received_orders UPDATE TO '1.3'")
 tap_is "$out" "exit 0" "without them the update succeeds"
 
 # --- 3. a session whose library is older than the installed extension
+# (the library's version is the installed control file's default_version)
+LIBRARY=$(pg_query "$DB2" "SELECT default_version FROM pg_available_extensions WHERE name = 'received_orders'")
+NEWER=${LIBRARY%%.*}.$((${LIBRARY#*.} + 1))
 out=$(try "$DB2" "BEGIN;
-	UPDATE pg_catalog.pg_extension SET extversion = '1.4' WHERE extname = 'received_orders';
+	UPDATE pg_catalog.pg_extension SET extversion = '$NEWER' WHERE extname = 'received_orders';
 	SELECT received_orders.materialize_order('{\"orderId\": \"13000000-0000-4000-8000-0000000000ff\", \"externalReference\": \"X\"}')")
-tap_like "$out" "FATAL: +0A000: this session's received_orders library \\(version 1.3\\) is older than the installed extension \\(version 1.4\\).*HINT: +Connect again: a new session loads the installed library" \
-	"a 1.3 library meeting an installed 1.4 ends the session (FATAL 0A000) with the hint to reconnect"
+tap_like "$out" "FATAL: +0A000: this session's received_orders library \\(version $LIBRARY\\) is older than the installed extension \\(version $NEWER\\).*HINT: +Connect again: a new session loads the installed library" \
+	"the library of $LIBRARY meeting an installed $NEWER ends the session (FATAL 0A000) with the hint to reconnect"
 tap_is "$(pg_query "$DB2" "SELECT extversion FROM pg_extension WHERE extname = 'received_orders'")|$(
 	pg_query "$DB2" "SELECT received_orders.materialize_order('{\"orderId\": \"13000000-0000-4000-8000-0000000000ff\", \"externalReference\": \"X\"}')")" \
 	"1.3|inserted" "nothing changed; a new session materializes"
