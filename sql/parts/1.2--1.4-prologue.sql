@@ -4,7 +4,7 @@
 -- from sql/parts/1.2--1.4-prologue.sql, the frozen
 -- sql/received_orders--1.2--1.3.sql, sql/received_orders--1.3--1.4.sql and
 -- sql/parts/1.2--1.4-epilogue.sql; edit those, not this file
--- (test/tools/04-update-script-generated.t fails when it drifts).
+-- (test/tools/10-update-script-generated.t fails when it drifts).
 --
 -- PostgreSQL takes the shortest update path, so every update from 1.2 or
 -- before to 1.4 runs this script instead of 1.2--1.3 then 1.3--1.4.  It

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test/tools/04-update-script-generated.t — the direct update script
+# test/tools/10-update-script-generated.t — the direct update script
 # sql/received_orders--1.2--1.4.sql is written once: it is exactly what the
 # Makefile's rule composes (tools/compose-update-script) from its parts,
 # the frozen sql/received_orders--1.2--1.3.sql and sql/received_orders--1.3--1.4.sql
