@@ -20,7 +20,7 @@
 #        Karapace answer): the feeder exited 3; now that message is
 #        quarantined, its reason saying the registry cannot resolve GUIDs.
 #   u01  an id the registry does not know yet (a replica behind): it was
-#        quarantined at once; now the batch is retried within the id's
+#        quarantined at once; now its partition waits within the id's
 #        grace, and once the schema is registered the order is stored.
 #   r02  one more order of the referencing schema.
 #
@@ -133,8 +133,8 @@ feeder_start f "$E2E_TOPIC" "$GROUP" --value-format confluent --schema-registry 
 	--metrics-listen 127.0.0.1:0 -X auto.commit.interval.ms=200 --log-level info
 
 # the id not yet registered: the batch waits within the grace
-check "an id the registry does not know yet: the batch is retried within its grace (batch_failed, 'retried for up to')" \
-	ro_wait_until 60 eval "grep -q 'event=batch_failed .*step=schema_registry .*schema id $NEXT_ID.*retried for up to 60000 ms' '$E2E_TMP/f.log'"
+check "an id the registry does not know yet: its partition waits within its grace (partition_waits, 'retried for up to')" \
+	ro_wait_until 60 eval "grep -q 'event=partition_waits .*schema id $NEXT_ID.*retried for up to 60000 ms' '$E2E_TMP/f.log'"
 [ "$(register later-value "$UNKNOWN_YET")" = "$NEXT_ID" ] || bail "the late schema did not get id $NEXT_ID"
 check "registered meanwhile: the feeder catches up within 60 s" db_wait_caught_up "$GROUP" 60
 check "the feeder still runs (a __value_schema_id header made it exit 3)" feeder_alive f
