@@ -502,6 +502,141 @@ queue_remove_if(msg_queue *q, int (*drop) (const batch_msg *m, void *arg),
 }
 
 /*
+ * queue_reserve
+ *		Room for n more messages in q; 0, or -1 on out of memory.
+ */
+static int
+queue_reserve(msg_queue *q, size_t n)
+{
+	size_t		held = q->tail - q->head;
+	size_t		cap = q->cap ? q->cap : 64;
+	batch_msg  *items;
+
+	if (q->tail + n <= q->cap)
+		return 0;
+	if (q->head > 0)
+	{
+		memmove(q->items, q->items + q->head, held * sizeof(batch_msg));
+		q->head = 0;
+		q->tail = held;
+		if (held + n <= q->cap)
+			return 0;
+	}
+	while (cap < held + n)
+		cap *= 2;
+	items = realloc(q->items, cap * sizeof(batch_msg));
+	if (items == NULL)
+		return -1;
+	q->items = items;
+	q->cap = cap;
+	return 0;
+}
+
+/*
+ * queue_move_if
+ *		Move the held messages of from for which move() is true to the
+ *		end of to, in their order, keeping the order of the others.
+ *		Returns the number moved, or -1 on out of memory (both unchanged).
+ */
+int
+queue_move_if(msg_queue *from, msg_queue *to,
+			  int (*move) (const batch_msg *m, void *arg), void *arg)
+{
+	size_t		i,
+				kept = from->head,
+				n = 0;
+
+	for (i = from->head; i < from->tail; i++)
+		n += move(&from->items[i], arg) != 0;
+	if (n == 0)
+		return 0;
+	if (queue_reserve(to, n) != 0)
+		return -1;
+	for (i = from->head; i < from->tail; i++)
+	{
+		const batch_msg *m = &from->items[i];
+
+		if (move(m, arg))
+		{
+			from->bytes -= batch_msg_bytes(m);
+			to->items[to->tail++] = *m;
+			to->bytes += batch_msg_bytes(m);
+			continue;
+		}
+		from->items[kept++] = *m;
+	}
+	from->tail = kept;
+	if (from->head == from->tail)
+		from->head = from->tail = 0;
+	return (int) n;
+}
+
+/*
+ * queue_move_front
+ *		Move every message of from in front of those of to, in order (they
+ *		were consumed before them); 0, or -1 on out of memory (both
+ *		unchanged).
+ */
+int
+queue_move_front(msg_queue *from, msg_queue *to)
+{
+	if (queue_unshift(to, from->items + from->head, from->tail - from->head) != 0)
+		return -1;
+	from->head = from->tail = 0;
+	from->bytes = 0;
+	return 0;
+}
+
+/*
+ * slot_set_has, slot_set_add, slot_set_has_msg, slot_set_free
+ *		A small set of partitions by slot: whether it holds one; add one
+ *		(0, or -1 on out of memory); whether it holds a message's (a
+ *		predicate for queue_move_if); release it.
+ */
+int
+slot_set_has(const slot_set *s, int slot)
+{
+	int			i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->slots[i] == slot)
+			return 1;
+	return 0;
+}
+
+int
+slot_set_add(slot_set *s, int slot)
+{
+	if (slot_set_has(s, slot))
+		return 0;
+	if (s->n == s->cap)
+	{
+		int			cap = s->cap ? s->cap * 2 : 8;
+		int		   *grown = realloc(s->slots, sizeof(int) * (size_t) cap);
+
+		if (grown == NULL)
+			return -1;
+		s->slots = grown;
+		s->cap = cap;
+	}
+	s->slots[s->n++] = slot;
+	return 0;
+}
+
+int
+slot_set_has_msg(const batch_msg *m, void *set)
+{
+	return slot_set_has(set, m->slot);
+}
+
+void
+slot_set_free(slot_set *s)
+{
+	free(s->slots);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
  * queue_free
  *		Release every held message and the queue's memory.
  */

@@ -39,6 +39,14 @@ typedef struct batch_msg
 
 typedef void (*batch_release_fn) (void *handle);
 
+/* A set of partitions, by their owner's slots (batch_msg.slot). */
+typedef struct slot_set
+{
+	int		   *slots;
+	int			n;
+	int			cap;
+} slot_set;
+
 /*
  * A partition of the batch and its high watermark as the consumer cached it
  * (-1: not known), recorded with its position in the batch's transaction.
@@ -107,6 +115,14 @@ extern int	queue_peek(const msg_queue *q, batch_msg *out);
 extern size_t queue_length(const msg_queue *q);
 extern int	queue_remove_if(msg_queue *q, int (*drop) (const batch_msg *m, void *arg),
 							void *arg, batch_release_fn release);
+extern int	queue_move_if(msg_queue *from, msg_queue *to,
+						  int (*move) (const batch_msg *m, void *arg), void *arg);
+extern int	queue_move_front(msg_queue *from, msg_queue *to);
 extern void queue_free(msg_queue *q, batch_release_fn release);
+
+extern int	slot_set_has(const slot_set *s, int slot);
+extern int	slot_set_add(slot_set *s, int slot);
+extern int	slot_set_has_msg(const batch_msg *m, void *set);
+extern void slot_set_free(slot_set *s);
 
 #endif							/* FEEDER_BATCH_H */

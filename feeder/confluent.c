@@ -80,8 +80,8 @@ confluent_guid(const unsigned char *h, size_t len, char *guid, size_t guidlen)
  *		NULL), unframed with its schema named by the header's GUID.  For an
  *		Avro value, and for a JSON Schema value named by a header (the
  *		database finds no frame to strip), its JSON is appended to out.  See
- *		confluent_status.  For CONFLUENT_TRANSIENT and CONFLUENT_FATAL,
- *		reason is the registry's error.
+ *		confluent_status.  For CONFLUENT_WAIT, CONFLUENT_TRANSIENT and
+ *		CONFLUENT_FATAL, reason is the registry's answer.
  */
 confluent_status
 confluent_decode(registry *r, const void *value, size_t len,
@@ -139,6 +139,9 @@ confluent_decode(registry *r, const void *value, size_t len,
 		case REGISTRY_UNKNOWN_ID:
 			snprintf(reason, reasonlen, "%s is unknown to the Schema Registry: %s", name, err);
 			return CONFLUENT_REJECTED;
+		case REGISTRY_WAIT:
+			snprintf(reason, reasonlen, "%s is unknown to the Schema Registry yet: %s", name, err);
+			return CONFLUENT_WAIT;
 		case REGISTRY_TRANSIENT:
 			snprintf(reason, reasonlen, "%s", err);
 			return CONFLUENT_TRANSIENT;

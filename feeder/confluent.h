@@ -27,6 +27,9 @@ typedef enum confluent_status
 	CONFLUENT_AS_RECEIVED,		/* a JSON Schema value: the JSON after the
 								 * frame, which the database takes itself */
 	CONFLUENT_REJECTED,			/* that message is bad: reason says why */
+	CONFLUENT_WAIT,				/* its schema id is unknown yet, within its
+								 * grace: that message waits, reason says
+								 * why */
 	CONFLUENT_TRANSIENT,		/* the registry failed: retry the batch */
 	CONFLUENT_FATAL				/* the registry refused us: exit 3 */
 } confluent_status;

@@ -8,13 +8,18 @@
  *	  __value_schema_id header named, straight into the four binary arrays
  *	  that db.c sends with the batch (so the decoded JSON is held once).
  *
- *	  Four decisions are the decode's: a registry that fails stops the
+ *	  Five decisions are the decode's: a registry that fails stops the
  *	  batch (retried, or the feeder stops, with the flags to check); a
- *	  decode that runs out of memory retries the batch a few times before
- *	  the message is quarantined; the decoded JSON of one batch is
- *	  bounded, the message that would pass the bound starting the next;
- *	  and a batch retried unchanged is sent as decoded (batch_memo.c),
- *	  unless the session now takes its reasons in another text form.
+ *	  schema id the registry does not know yet, within its grace
+ *	  (registry_unknown.c), stops its message's partition only: that
+ *	  message and the partition's later ones are set aside at the end of
+ *	  the batch, unsent, and the others go (decoder_build; the loop holds
+ *	  the partition back a while); a decode that runs out of memory
+ *	  retries the batch a few times before the message is quarantined;
+ *	  the decoded JSON of one batch is bounded, the message that would
+ *	  pass the bound starting the next; and a batch retried unchanged is
+ *	  sent as decoded (batch_memo.c), unless the session now takes its
+ *	  reasons in another text form.
  *
  *-------------------------------------------------------------------------
  */
@@ -131,7 +136,9 @@ decoder_out_of_memory(decoder *d, const batch_msg *m, char *reason,
  *		GUID its __value_schema_id header named.
  *		0; 1, nothing counted, when its decoded JSON would take the batch's
  *		past its bound and it is not the batch's first message (first): the
- *		batch ends before it; or -1 with err filled when the registry failed
+ *		batch ends before it; 2, nothing counted, when its schema id is
+ *		unknown yet, within its grace (out->reason says so): it waits; or
+ *		-1 with err filled when the registry failed
  *		(transient, or a configuration error) or the decode ran out of
  *		memory again: the batch is not sent.
  */
@@ -156,6 +163,8 @@ decoder_decode(decoder *d, const batch_msg *m, int first, decoded_value *out,
 	if (st == CONFLUENT_REJECTED && avro_alloc_oom() &&
 		decoder_out_of_memory(d, m, out->reason, sizeof(out->reason), err))
 		return -1;
+	if (st == CONFLUENT_WAIT)
+		return 2;
 	if (st == CONFLUENT_TRANSIENT || st == CONFLUENT_FATAL)
 	{
 		err->cls = st == CONFLUENT_TRANSIENT ? DB_ERR_TRANSIENT : DB_ERR_FATAL;
@@ -199,7 +208,8 @@ decoder_server_text(char *text, int ascii)
  *		The four elements of message m, whose value is sent: its decoded
  *		JSON, schema id, reason (in the text form ascii says) and header
  *		GUID.  As decoder_decode: 0; 1, nothing added, when the batch ends
- *		before m; -1 with err filled.
+ *		before m; 2, nothing added, when m waits (its reason, the first of
+ *		the batch, kept in d->wait_reason); -1 with err filled.
  */
 static int
 decoder_add(decoder *d, const batch_msg *m, int first, int ascii, db_error *err)
@@ -208,6 +218,14 @@ decoder_add(decoder *d, const batch_msg *m, int first, int ascii, db_error *err)
 	decoded_value v;
 	int			rc = decoder_decode(d, m, first, &v, err);
 
+	if (rc == 2 && d->waits.n == 0)
+	{
+		snprintf(d->wait_reason, sizeof(d->wait_reason), "%s", v.reason);
+		snprintf(d->wait_at, sizeof(d->wait_at), "%.200s [%d] @%lld",
+				 m->topic, (int) m->partition, (long long) m->offset);
+		utf8_fix(d->wait_reason);
+		utf8_fix(d->wait_at);
+	}
 	if (rc != 0)
 		return rc;
 	if (v.json != NULL)
@@ -241,36 +259,67 @@ decoder_add(decoder *d, const batch_msg *m, int first, int ascii, db_error *err)
  *		else valid UTF-8).  The number of the batch's first messages the
  *		arrays hold: all of them unless their decoded JSON would pass the
  *		batch's bound, the others then being the next batch's.
+ *		A message whose schema id is unknown yet, within its grace, waits,
+ *		and so do its partition's later messages of the batch (d->waits
+ *		lists those partitions, d->wait_reason says why): the messages
+ *		sent are then put first in the batch, the others after them, each
+ *		part in its order (so a partition's order holds), and only those
+ *		sent are counted.
  *		A batch retried unchanged, in the same text form, is not decoded
  *		again: the arrays are as they were and *resent is 1.
  *		-1 with err filled when the registry failed, a decode ran out of
  *		memory (decoder_decode), or the arrays could not grow: nothing of
- *		the batch may be sent.
+ *		the batch may be sent (and its order is unchanged).
  */
 int
-decoder_build(decoder *d, const batch *b, int ascii, int *resent, db_error *err)
+decoder_build(decoder *d, batch *b, int ascii, int *resent, db_error *err)
 {
 	pgarray    *a = d->arrays;
 	int			i,
+				k,
 				n = 0;
 
 	*resent = 0;
+	d->waits.n = 0;
+	d->wait_reason[0] = '\0';
+	d->wait_at[0] = '\0';
 	if (d->memo_ascii == ascii && batch_memo_same(&d->memo, b))
 	{
 		*resent = 1;
 		return b->count;
 	}
 	batch_memo_forget(&d->memo);
+	if (b->count > d->scratch_cap)
+	{
+		char	   *sent = realloc(d->sent, (size_t) b->count);
+		batch_msg  *order;
+
+		if (sent != NULL)
+			d->sent = sent;
+		order = sent ? realloc(d->order, sizeof(batch_msg) * (size_t) b->count) : NULL;
+		if (order == NULL)
+		{
+			err->cls = DB_ERR_TRANSIENT;
+			err->step = "decode";
+			db_copy_message(err, "out of memory while decoding the batch");
+			return -1;
+		}
+		d->order = order;
+		d->scratch_cap = b->count;
+	}
+	memset(d->sent, 0, (size_t) b->count);
 	decoder_begin_batch(d, b->max_bytes);
 	pgarray_begin(&a[0], PGARRAY_BYTEAOID);
 	pgarray_begin(&a[1], PGARRAY_INT4OID);
 	pgarray_begin(&a[2], PGARRAY_TEXTOID);
 	pgarray_begin(&a[3], PGARRAY_UUIDOID);
-	for (i = 0; i < b->count; i++, n++)
+	for (i = 0; i < b->count; i++)
 	{
 		const batch_msg *m = &b->msgs[i];
 		int			rc = 0;
 
+		if (d->waits.n > 0 && slot_set_has(&d->waits, m->slot))
+			continue;			/* after a message of its partition that waits */
 		if (m->value == NULL || !batch_sends_value(d->envelope, d->event_type, m))
 		{
 			pgarray_add_null(&a[0]);
@@ -280,8 +329,21 @@ decoder_build(decoder *d, const batch *b, int ascii, int *resent, db_error *err)
 		}
 		else if ((rc = decoder_add(d, m, n == 0, ascii, err)) < 0)
 			return -1;
-		if (rc > 0)
+		if (rc == 2)
+		{
+			if (slot_set_add(&d->waits, m->slot) != 0)
+			{
+				err->cls = DB_ERR_TRANSIENT;
+				err->step = "decode";
+				db_copy_message(err, "out of memory while decoding the batch");
+				return -1;
+			}
+			continue;
+		}
+		if (rc == 1)
 			break;				/* decoded too much: the next batch's */
+		d->sent[i] = 1;
+		n++;
 	}
 	for (i = 0; i < DECODE_NARRAYS; i++)
 		if (pgarray_finish(&a[i]) != 0)
@@ -291,6 +353,18 @@ decoder_build(decoder *d, const batch *b, int ascii, int *resent, db_error *err)
 			db_copy_message(err, "out of memory while encoding the batch");
 			return -1;
 		}
+	if (d->waits.n > 0)
+	{
+		/* the messages sent first, then the others, each in order */
+		k = 0;
+		for (i = 0; i < b->count; i++)
+			if (d->sent[i])
+				d->order[k++] = b->msgs[i];
+		for (i = 0; i < b->count; i++)
+			if (!d->sent[i])
+				d->order[k++] = b->msgs[i];
+		memcpy(b->msgs, d->order, sizeof(batch_msg) * (size_t) b->count);
+	}
 	if (n == b->count)
 	{
 		batch_memo_remember(&d->memo, b);
@@ -312,6 +386,12 @@ decoder_free(decoder *d)
 	for (i = 0; i < DECODE_NARRAYS; i++)
 		pgarray_free(&d->arrays[i]);
 	batch_memo_free(&d->memo);
+	slot_set_free(&d->waits);
+	free(d->sent);
+	free(d->order);
+	d->sent = NULL;
+	d->order = NULL;
+	d->scratch_cap = 0;
 	free(d->envelope);
 	free(d->event_type);
 	d->envelope = d->event_type = NULL;

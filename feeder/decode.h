@@ -45,6 +45,13 @@ typedef struct decoder
 	pgarray		arrays[DECODE_NARRAYS]; /* the batch's, as db.c sends them */
 	batch_memo	memo;			/* the batch the arrays hold */
 	int			memo_ascii;		/* the text form its reasons were made in */
+	/* the last batch's partitions whose message waits for its schema */
+	slot_set	waits;
+	char		wait_reason[1024];	/* why the first one waits */
+	char		wait_at[300];	/* its coordinates: topic [partition] @offset */
+	char	   *sent;			/* scratch: which messages are sent */
+	batch_msg  *order;			/* scratch: the batch's new order */
+	int			scratch_cap;
 } decoder;
 
 /* What the database receives of one message (valid until the next decode). */
@@ -67,7 +74,7 @@ extern int	decoder_init(decoder *d, registry *r, const char *envelope,
 extern void decoder_begin_batch(decoder *d, size_t max_bytes);
 extern int	decoder_decode(decoder *d, const batch_msg *m, int first,
 						   decoded_value *out, db_error *err);
-extern int	decoder_build(decoder *d, const batch *b, int ascii, int *resent,
+extern int	decoder_build(decoder *d, batch *b, int ascii, int *resent,
 						  db_error *err);
 extern void decoder_free(decoder *d);
 

@@ -29,6 +29,7 @@
  *-------------------------------------------------------------------------
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -402,6 +403,65 @@ deliver_cut(feeder_app *app, lane *l)
 }
 
 /*
+ * deliver_hold_waiting
+ *		Some messages of the batch wait for their schema (an id the registry
+ *		does not know yet, within its grace: decode.c), and so do their
+ *		partitions: the batch committed only its first l->nrows messages.
+ *		The others go back in front of the lane's held messages, then the
+ *		waiting partitions' messages move, in order, to the lane's waiting
+ *		queue, which goes back in front of the held messages after a
+ *		backoff (loop.c); those partitions are not fetched meanwhile
+ *		(kafka_hold).  The other partitions go on: the batch's rest is the
+ *		next batch.  Out of memory: the feeder exits (a message left behind
+ *		would let a later offset of its partition be acknowledged).
+ */
+static void
+deliver_hold_waiting(feeder_app *app, lane *l)
+{
+	const decoder *d = &l->dec;
+	int			back = l->batch.count - l->nrows;
+	int			moved,
+				delay,
+				i;
+	log_line	line;
+
+	if (batch_cut(&l->batch, &l->pending, l->nrows) != back)
+	{
+		log_simple(LOG_FATAL, "out_of_memory", "could not hold back the messages that wait for their schema");
+		exit(FEEDER_EXIT_RUNTIME);
+	}
+	for (i = 0; i < d->waits.n; i++)
+		if (slot_set_add(&l->waits, d->waits.slots[i]) != 0)
+		{
+			log_simple(LOG_FATAL, "out_of_memory", "could not hold back the messages that wait for their schema");
+			exit(FEEDER_EXIT_RUNTIME);
+		}
+	moved = queue_move_if(&l->pending, &l->waiting, slot_set_has_msg, &l->waits);
+	if (moved < 0)
+	{
+		log_simple(LOG_FATAL, "out_of_memory", "could not hold back the messages that wait for their schema");
+		exit(FEEDER_EXIT_RUNTIME);
+	}
+	for (i = 0; i < l->waits.n; i++)
+		kafka_hold(app->kc, l->waits.slots[i], 1);
+	delay = backoff_delay_ms(&app->backoff, l->wait_attempts, backoff_random());
+	if (l->wait_attempts < 30)
+		l->wait_attempts++;
+	l->wait_until = clock_now_ms() + delay;
+	log_begin(&line, LOG_WARNING, "partition_waits");
+	log_kv_str(&line, "at", d->wait_at);
+	log_kv_str(&line, "error", d->wait_reason);
+	log_kv_int(&line, "partitions", l->waits.n);
+	log_kv_int(&line, "waiting", (int64_t) queue_length(&l->waiting));
+	log_kv_int(&line, "committed", l->nrows);
+	log_kv_int(&line, "retry_in_ms", delay);
+	log_kv_str(&line, "action", "this partition waits, unacknowledged, from that message on; the other partitions go on");
+	if (l->index > 0)
+		log_kv_int(&line, "session", l->index);
+	log_end(&line);
+}
+
+/*
  * deliver_finish
  *		The lane's thread is done with its batch: acknowledge it after the
  *		commit, or handle the failure.
@@ -414,8 +474,22 @@ deliver_finish(feeder_app *app, lane *l)
 		deliver_failed(app, l, &l->err);
 		return;
 	}
-	if (l->nrows < l->batch.count && deliver_cut(app, l) != 0)
+	if (l->decodes && l->dec.waits.n > 0)
+	{
+		deliver_hold_waiting(app, l);
+		if (l->nrows == 0)
+		{
+			/* nothing was sent: nothing committed, nothing to count */
+			deliver_publish_registry(app);
+			deliver_reset(l);
+			return;
+		}
+	}
+	else if (l->nrows < l->batch.count && deliver_cut(app, l) != 0)
 		return;
+	else if (l->waits.n == 0 &&
+			 clock_now_ms() - l->wait_until > app->backoff.max_ms)
+		l->wait_attempts = 0;	/* no wait for a while: the backoff starts over */
 	deliver_report(app, l);
 	kafka_store_offsets(app->kc, &l->batch);
 	app->stats.batches++;

@@ -1301,12 +1301,13 @@ kafka_ack_positions(kafka_consumer *kc, advance_list *moved)
 /*
  * kafka_slot_should_pause
  *		Whether an assigned partition must not be fetched now: the feeder is
- *		paused for a database outage, or the partition waits for its start.
+ *		paused for a database outage, the partition waits for its start, or
+ *		one of its messages waits for its schema (held).
  */
 static int
 kafka_slot_should_pause(const kafka_consumer *kc, const kafka_slot *slot)
 {
-	return kc->paused || slot->waiting_start;
+	return kc->paused || slot->waiting_start || slot->held;
 }
 
 /*
@@ -1372,6 +1373,26 @@ kafka_set_paused(kafka_consumer *kc, int pause)
 	log_begin(&line, LOG_INFO, pause ? "partitions_paused" : "partitions_resumed");
 	log_kv_int(&line, "count", n);
 	log_end(&line);
+}
+
+/*
+ * kafka_hold
+ *		Stop (hold) or restart fetching one partition, by its slot: while
+ *		one of its messages waits for its schema, the others go on.
+ */
+void
+kafka_hold(kafka_consumer *kc, int slot, int hold)
+{
+	rd_kafka_topic_partition_list_t *one;
+
+	if (slot < 0 || slot >= kc->nslots || kc->slots[slot].held == (hold != 0))
+		return;
+	kc->slots[slot].held = hold != 0;
+	one = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(one, kc->slots[slot].topic,
+									  kc->slots[slot].partition);
+	kafka_reconcile_pauses(kc, one);
+	rd_kafka_topic_partition_list_destroy(one);
 }
 
 /*

@@ -69,6 +69,7 @@ extern void kafka_release(void *handle);
 extern int	kafka_take_rebalanced(kafka_consumer *kc);
 extern int	kafka_msg_revoked(const batch_msg *m, void *kc);
 extern int	kafka_store_offsets(kafka_consumer *kc, const batch *b);
+extern void kafka_hold(kafka_consumer *kc, int slot, int hold);
 extern void kafka_pause(kafka_consumer *kc);
 extern void kafka_resume(kafka_consumer *kc);
 extern int	kafka_is_paused(const kafka_consumer *kc);

@@ -37,6 +37,8 @@ typedef struct kafka_slot
 	int64_t		start_store;	/* start offset to store for the group, -1 */
 	int64_t		gap_first;		/* waiting on a position gap from this
 								 * offset (kafka_mark_gap), -1: none */
+	int			held;			/* not fetched: a message of it waits for
+								 * its schema (kafka_hold) */
 	int			paused;			/* paused in librdkafka by us (kept there
 								 * across revoke and re-assign) */
 	int64_t		asked_ms;		/* last broker query for its lag, 0: never */

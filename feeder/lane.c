@@ -46,6 +46,7 @@ lane_init(lane *l, int index, db_conn *db, int batch_size, int wait_ms,
 		pthread_condattr_destroy(&attr);
 	}
 	queue_init(&l->pending);
+	queue_init(&l->waiting);
 	if (batch_init(&l->batch, batch_size, wait_ms) != 0)
 		return -1;
 	batch_set_max_bytes(&l->batch, max_bytes);
@@ -74,7 +75,9 @@ lane_set_registry(lane *l, registry *r, const char *envelope,
  *		(decode.c: reasons in the text form the session takes; a batch
  *		retried unchanged is sent as decoded), then the transaction
  *		(db_run_batch).  A registry that fails, or a decode out of memory,
- *		is the attempt's error: nothing is sent.
+ *		is the attempt's error: nothing is sent.  Messages that wait for
+ *		their schema are not sent (decoder_build puts them last); when
+ *		every message waits, nothing is sent and no row comes back.
  */
 static db_error_class
 lane_run(lane *l)
@@ -92,6 +95,8 @@ lane_run(lane *l)
 	n = decoder_build(&l->dec, &l->batch, db_texts_ascii(l->db), &resent, &l->err);
 	if (n < 0)
 		return l->err.cls;
+	if (n == 0)
+		return DB_ERR_NONE;		/* every message waits (l->dec.waits) */
 	if (resent)
 	{
 		log_line	line;
@@ -273,6 +278,8 @@ lane_free(lane *l, batch_release_fn release)
 	}
 	batch_free(&l->batch, release);
 	queue_free(&l->pending, release);
+	queue_free(&l->waiting, release);
+	slot_set_free(&l->waits);
 	if (l->db != NULL)
 		db_free(l->db);
 	l->db = NULL;

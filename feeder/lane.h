@@ -33,6 +33,17 @@ typedef struct lane
 	decoder		dec;			/* its values, decoded before db_run_batch */
 	batch		batch;			/* assembled, in flight, or awaiting its retry */
 	msg_queue	pending;		/* consumed for this lane, not yet batched */
+
+	/*
+	 * Partitions whose message waits for its schema (an id the registry
+	 * does not know yet, within its grace): their messages, in order, held
+	 * out of pending until wait_until, when they go back in front of it
+	 * (main thread only; loop.c, deliver.c).
+	 */
+	slot_set	waits;
+	msg_queue	waiting;
+	int64_t		wait_until;		/* clock of their next attempt */
+	int			wait_attempts;	/* waits in a row, for the backoff */
 	uint64_t	positions_session;	/* session whose positions were checked */
 
 	/* delivery bookkeeping (main thread only) */

@@ -86,6 +86,7 @@ loop_prune_revoked(feeder_app *app)
 		lane	   *l = &app->lanes[i];
 
 		dropped += queue_remove_if(&l->pending, kafka_msg_revoked, app->kc, kafka_release);
+		dropped += queue_remove_if(&l->waiting, kafka_msg_revoked, app->kc, kafka_release);
 		if (lane_busy(l))
 			continue;			/* its messages are the thread's until it ends */
 		dropped += batch_remove_if(&l->batch, kafka_msg_revoked, app->kc, kafka_release);
@@ -731,14 +732,18 @@ loop_poll(feeder_app *app, int timeout_ms, batch_msg *out)
 
 /*
  * loop_route
- *		Hold a consumed message for its partition's lane.
+ *		Hold a consumed message for its partition's lane (in its waiting
+ *		queue while its partition waits: deliver_hold_waiting).
  */
 static void
 loop_route(feeder_app *app, const batch_msg *m)
 {
 	lane	   *l = &app->lanes[spread_lane_of_slot(&app->spread, m->slot)];
+	msg_queue  *q = l->waits.n > 0 && slot_set_has(&l->waits, m->slot) ?
+		&l->waiting : &l->pending;
 
-	if (queue_push(&l->pending, m) != 0)
+	/* behind a message of its partition that waits for its schema */
+	if (queue_push(q, m) != 0)
 	{
 		/* dropping it would let a later offset acknowledge it */
 		log_simple(LOG_FATAL, "out_of_memory", "could not hold a consumed message");
@@ -784,13 +789,44 @@ loop_send(feeder_app *app, lane *l)
 /*
  * loop_lane_quiet
  *		Whether a lane holds nothing: no batch in flight, assembled or
- *		waiting for its retry, and no message.
+ *		waiting for its retry, no message, and no partition waiting.
  */
 static int
 loop_lane_quiet(lane *l)
 {
 	return !lane_busy(l) && l->retry_at < 0 && l->batch.count == 0 &&
-		queue_length(&l->pending) == 0;
+		queue_length(&l->pending) == 0 && l->waits.n == 0 &&
+		queue_length(&l->waiting) == 0;
+}
+
+/*
+ * loop_release_waiting
+ *		The partitions of a lane that wait for a schema (deliver.c's
+ *		deliver_hold_waiting) are due for another attempt: their messages
+ *		go back in front of the lane's held ones, in order (the batch in
+ *		flight, if any, holds none of theirs), and they are fetched again.
+ *		If they still wait, the next batch sets them aside again, with a
+ *		longer backoff; once their id is known, or unknown past its grace,
+ *		they go on.
+ */
+static void
+loop_release_waiting(feeder_app *app, int64_t now)
+{
+	int			i,
+				k;
+
+	for (i = 0; i < app->nlanes; i++)
+	{
+		lane	   *l = &app->lanes[i];
+
+		if (l->waits.n == 0 || now < l->wait_until)
+			continue;
+		if (queue_move_front(&l->waiting, &l->pending) != 0)
+			continue;			/* out of memory: tried again later */
+		for (k = 0; k < l->waits.n; k++)
+			kafka_hold(app->kc, l->waits.slots[k], 0);
+		l->waits.n = 0;
+	}
 }
 
 /*
@@ -817,7 +853,8 @@ loop_spread(feeder_app *app)
 		held = queue_length(&first->pending);
 		if (!spread_should_widen(&app->spread, held,
 								 first->pending.bytes >= first->batch.max_bytes) ||
-			lane_busy(first) || first->retry_at >= 0 || first->batch.count > 0)
+			lane_busy(first) || first->retry_at >= 0 || first->batch.count > 0 ||
+			first->waits.n > 0)
 			return;
 		spread_widened(&app->spread, now);
 		for (i = 0; i < held; i++)
@@ -973,6 +1010,7 @@ loop_run(feeder_app *app)
 		int			wait;
 
 		loop_collect(app);
+		loop_release_waiting(app, clock_now_ms());
 		loop_spread(app);
 		wait = loop_dispatch(app);
 		loop_update_pause(app);

@@ -820,7 +820,7 @@ registry_lookup_key(registry *r, int32_t id, const char *guid,
 	else if (st == REGISTRY_UNKNOWN_ID &&
 			 (st = registry_unknowns_judge(&r->unknown, id, guid, unresolvable,
 										   registry_now_ms(), err, errlen)) ==
-			 REGISTRY_TRANSIENT)
+			 REGISTRY_WAIT)
 		r->stats.unknown_retries++;
 	for (link = &r->fetching; *link != f; link = &(*link)->next)
 		;

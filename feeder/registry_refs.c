@@ -12,8 +12,19 @@
  * into the schema's JSON at the first use of each name, in the order
  * avro-c parses it; a type two references share is defined once.
  *
+ * Nothing a registry serves may crash or exhaust the feeder, so the walk
+ * is bounded: a reference met again while its own schema is being put in
+ * (a schema that names its reference without defining it, or two that
+ * name each other so) is a cycle; the schema nests at most
+ * REGISTRY_MAX_SCHEMA_NESTING levels, references put in included; the
+ * referenced schemas' texts and the composed schema are at most
+ * REGISTRY_MAX_COMPOSED_BYTES.  Past any bound the schema is not usable,
+ * the reason saying which, and its messages are quarantined as for a
+ * schema avro-c refuses.
+ *
  *-------------------------------------------------------------------------
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +40,14 @@
 #define REGISTRY_MAX_REFERENCES 64
 
 /*
+ * Bounds of the composition: levels of nesting of the composed schema
+ * (arrays, maps, unions, records' fields), and the bytes of the referenced
+ * schemas' texts, fetched or put in (each copy counted).
+ */
+#define REGISTRY_MAX_SCHEMA_NESTING 256
+#define REGISTRY_MAX_COMPOSED_BYTES (4 * 1024 * 1024)
+
+/*
  * The walk that composes a schema with its references: the referenced
  * schemas by the names the schema uses for them, the full names defined so
  * far.
@@ -37,6 +56,8 @@ typedef struct registry_ref
 {
 	char	   *name;			/* the reference's name: a full name */
 	json_t	   *schema;			/* its schema's JSON */
+	size_t		size;			/* its schema's text, in bytes */
+	int			inlining;		/* being put in: met again, a cycle */
 } registry_ref;
 
 typedef struct registry_compose
@@ -48,7 +69,11 @@ typedef struct registry_compose
 	char	  **defined;
 	int			ndefined;
 	int			cap;
+	size_t		bytes;			/* of the references put in so far */
 	int			failed;			/* out of memory */
+	int			unusable;		/* past a bound: err says which */
+	char	   *err;
+	size_t		errlen;
 } registry_compose;
 
 /*
@@ -136,8 +161,28 @@ registry_gather(registry_compose *c, json_t *references, int depth,
 			*unusable = 1;
 			return REGISTRY_OK;
 		}
-		c->refs[c->nrefs].name = strdup(name);
+		c->bytes += json_string_length(json_object_get(doc, "schema"));
+		if (c->bytes > REGISTRY_MAX_COMPOSED_BYTES)
+		{
+			snprintf(err, errlen,
+					 "the schema's references are larger than %d bytes in all (at %.320s)",
+					 REGISTRY_MAX_COMPOSED_BYTES, what);
+			utf8_fix(err);
+			json_decref(schema);
+			json_decref(doc);
+			*unusable = 1;
+			return REGISTRY_OK;
+		}
+		if ((c->refs[c->nrefs].name = strdup(name)) == NULL)
+		{
+			snprintf(err, errlen, "out of memory");
+			json_decref(schema);
+			json_decref(doc);
+			return REGISTRY_TRANSIENT;
+		}
 		c->refs[c->nrefs].schema = schema;
+		c->refs[c->nrefs].size = json_string_length(json_object_get(doc, "schema"));
+		c->refs[c->nrefs].inlining = 0;
 		c->nrefs++;
 		st = registry_gather(c, json_object_get(doc, "references"), depth + 1,
 							 unusable, err, errlen);
@@ -219,24 +264,55 @@ registry_defined(registry_compose *c, const char *full, int add)
 }
 
 /*
+ * registry_unusable
+ *		The composition cannot go on: say why (printf-style), once.
+ */
+static void
+registry_unusable(registry_compose *c, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (c->unusable)
+		return;
+	c->unusable = 1;
+	va_start(ap, fmt);
+	vsnprintf(c->err, c->errlen, fmt, ap);
+	va_end(ap);
+	utf8_fix(c->err);
+}
+
+/*
  * registry_inline
  *		Walk a schema's JSON in the order avro-c parses it (namespace ns
- *		around it), and put at the first use of each referenced name the
- *		referenced schema itself, walked in turn, so that avro-c meets
- *		each named type's definition before its other uses.  A type
- *		defined twice (two references sharing one) keeps its first
- *		definition; the second becomes its name.  Returns the node that
- *		replaces node (a new reference), or NULL to keep it.
+ *		around it, depth levels deep), and put at the first use of each
+ *		referenced name the referenced schema itself, walked in turn, so
+ *		that avro-c meets each named type's definition before its other
+ *		uses.  A type defined twice (two references sharing one) keeps its
+ *		first definition; the second becomes its name.  A reference met
+ *		while its own schema is being walked, not defined by it, is a
+ *		cycle; the nesting and the bytes put in are bounded (see the
+ *		file's header): past those, c->unusable and the walk stops.
+ *		Returns the node that replaces node (a new reference), or NULL to
+ *		keep it.
  */
 static json_t *
-registry_inline(json_t *node, const char *ns, registry_compose *c)
+registry_inline(json_t *node, const char *ns, int depth, registry_compose *c)
 {
+	if (c->unusable || c->failed)
+		return NULL;
+	if (depth > REGISTRY_MAX_SCHEMA_NESTING)
+	{
+		registry_unusable(c, "the schema, composed with its references, is nested deeper than %d levels",
+						  REGISTRY_MAX_SCHEMA_NESTING);
+		return NULL;
+	}
 	if (json_is_string(node))
 	{
 		const char *name = json_string_value(node);
 		char	   *full;
 		json_t	   *copy = NULL,
 				   *walked;
+		registry_ref *ref = NULL;
 		int			i;
 
 		if (registry_is_primitive(name) || (full = registry_full_name(name, ns)) == NULL)
@@ -244,13 +320,33 @@ registry_inline(json_t *node, const char *ns, registry_compose *c)
 		for (i = 0; i < c->nrefs; i++)
 			if (strcmp(c->refs[i].name, full) == 0 && !registry_defined(c, full, 0))
 			{
-				copy = json_deep_copy(c->refs[i].schema);
+				ref = &c->refs[i];
 				break;
 			}
 		free(full);
-		if (copy == NULL)
+		if (ref == NULL)
 			return NULL;
-		walked = registry_inline(copy, ns, c);
+		if (ref->inlining)
+		{
+			registry_unusable(c, "the schema's references form a cycle: reference %.200s is used by its own schema, which does not define it",
+							  ref->name);
+			return NULL;
+		}
+		c->bytes += ref->size;
+		if (c->bytes > REGISTRY_MAX_COMPOSED_BYTES)
+		{
+			registry_unusable(c, "the schema, composed with its references, is larger than %d bytes (reference %.200s used again and again)",
+							  REGISTRY_MAX_COMPOSED_BYTES, ref->name);
+			return NULL;
+		}
+		if ((copy = json_deep_copy(ref->schema)) == NULL)
+		{
+			c->failed = 1;
+			return NULL;
+		}
+		ref->inlining = 1;
+		walked = registry_inline(copy, ns, depth + 1, c);
+		ref->inlining = 0;
 		if (walked)
 		{
 			json_decref(copy);
@@ -264,7 +360,7 @@ registry_inline(json_t *node, const char *ns, registry_compose *c)
 
 		for (i = 0; i < json_array_size(node); i++)
 		{
-			json_t	   *walked = registry_inline(json_array_get(node, i), ns, c);
+			json_t	   *walked = registry_inline(json_array_get(node, i), ns, depth + 1, c);
 
 			if (walked)
 				json_array_set_new(node, i, walked);
@@ -308,7 +404,7 @@ registry_inline(json_t *node, const char *ns, registry_compose *c)
 			{
 				json_t	   *field = json_array_get(fields, i);
 
-				if ((walked = registry_inline(json_object_get(field, "type"), inner_ns, c)))
+				if ((walked = registry_inline(json_object_get(field, "type"), inner_ns, depth + 1, c)))
 					json_object_set_new(field, "type", walked);
 			}
 			free(full);
@@ -316,17 +412,17 @@ registry_inline(json_t *node, const char *ns, registry_compose *c)
 		}
 		if (kind && strcmp(kind, "array") == 0)
 		{
-			if ((walked = registry_inline(json_object_get(node, "items"), ns, c)))
+			if ((walked = registry_inline(json_object_get(node, "items"), ns, depth + 1, c)))
 				json_object_set_new(node, "items", walked);
 			return NULL;
 		}
 		if (kind && strcmp(kind, "map") == 0)
 		{
-			if ((walked = registry_inline(json_object_get(node, "values"), ns, c)))
+			if ((walked = registry_inline(json_object_get(node, "values"), ns, depth + 1, c)))
 				json_object_set_new(node, "values", walked);
 			return NULL;
 		}
-		if (type && (walked = registry_inline(type, ns, c)))
+		if (type && (walked = registry_inline(type, ns, depth + 1, c)))
 			json_object_set_new(node, "type", walked);
 	}
 	return NULL;
@@ -358,6 +454,7 @@ registry_refs_compose(const char *text, json_t *references,
 	*st = registry_gather(&c, references, 1, &unusable, err, errlen);
 	if (*st != REGISTRY_OK || unusable)
 	{
+		utf8_fix(err);
 		registry_compose_free(&c);
 		return NULL;
 	}
@@ -368,10 +465,19 @@ registry_refs_compose(const char *text, json_t *references,
 		registry_compose_free(&c);
 		return NULL;
 	}
-	if ((walked = registry_inline(schema, NULL, &c)))
+	c.err = err;
+	c.errlen = errlen;
+	if ((walked = registry_inline(schema, NULL, 1, &c)))
 	{
 		json_decref(schema);
 		schema = walked;
+	}
+	if (c.unusable)
+	{
+		/* err says why: the schema is not usable */
+		json_decref(schema);
+		registry_compose_free(&c);
+		return NULL;
 	}
 	if (!c.failed)
 		composed = json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY);

@@ -17,6 +17,8 @@ typedef enum registry_status
 	REGISTRY_UNKNOWN_ID,		/* 404 with 40403 past its grace, or a GUID
 								 * the registry cannot resolve: that
 								 * message is bad */
+	REGISTRY_WAIT,				/* an id unknown yet, within its grace: that
+								 * message (and its partition) waits */
 	REGISTRY_TRANSIENT,			/* unreachable, timeout, 5xx, 429: retry */
 	REGISTRY_FATAL				/* 401, 403, TLS, not a registry: exit 3 */
 } registry_status;

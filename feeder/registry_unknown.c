@@ -11,7 +11,15 @@
  * producer cycling through ids it made up costs no request per message;
  * and while REGISTRY_GRACE_MAX_CONFIRMED ids turned out unknown within the
  * last ttl_ms, a new unknown id gets no grace, so that such ids cannot
- * hold the batches up for a grace each.  A registry that cannot resolve
+ * hold the batches up for a grace each.  The grace is also a budget that
+ * a trickle of made-up ids cannot renew: the unknown ids share grace_ms of
+ * waiting, refilled at grace_ms per ttl_ms (a token bucket of time: 10 s,
+ * 10 s a minute by default); each retry of an id in its grace spends the
+ * time since that id's last retry, and once the budget is spent an unknown
+ * id is unknown at once (its message quarantined) until it refills.  One
+ * made-up id every 12 s so waits at most a sixth of the time, not all of
+ * it; a replica a few seconds behind still gets its full grace.  A
+ * registry that cannot resolve
  * GUIDs at all makes every GUID unknown for ttl_ms, without grace.  At most
  * REGISTRY_MAX_UNKNOWN ids are remembered (the oldest is forgotten first).
  * Time is the caller's (milliseconds of a clock that does not jump), and
@@ -29,12 +37,16 @@
 #define REGISTRY_MAX_UNKNOWN 1024
 #define REGISTRY_GRACE_MAX_CONFIRMED 8
 
+/* The grace budget below which no more grace is given. */
+#define REGISTRY_GRACE_MIN_BUDGET_MS 1
+
 /* An id (or GUID) the registry said it does not know. */
 struct registry_unknown_entry
 {
 	int32_t		id;
 	char		guid[40];		/* "" when by id */
 	int64_t		first_ms;		/* its first "not found" */
+	int64_t		last_ms;		/* its last retry in grace */
 	int64_t		until_ms;		/* answered from here until; 0: in grace */
 	char		err[512];		/* the registry's answer */
 };
@@ -49,6 +61,28 @@ registry_unknowns_init(registry_unknowns *u, int64_t grace_ms, int64_t ttl_ms)
 	memset(u, 0, sizeof(*u));
 	u->grace_ms = grace_ms;
 	u->ttl_ms = ttl_ms;
+	u->budget_ms = grace_ms;
+	u->budget_at = -1;
+}
+
+/*
+ * registry_unknowns_refill
+ *		The grace budget at now_ms: refilled at grace_ms per ttl_ms since
+ *		it was last looked at, up to grace_ms.
+ */
+static void
+registry_unknowns_refill(registry_unknowns *u, int64_t now_ms)
+{
+	if (u->budget_at >= 0 && now_ms > u->budget_at && u->ttl_ms > 0)
+	{
+		double		refill = (double) (now_ms - u->budget_at) *
+			(double) u->grace_ms / (double) u->ttl_ms;
+
+		u->budget_ms = u->budget_ms + refill >= (double) u->grace_ms ?
+			(double) u->grace_ms : u->budget_ms + refill;
+	}
+	if (now_ms > u->budget_at)
+		u->budget_at = now_ms;
 }
 
 void
@@ -148,16 +182,18 @@ registry_unknowns_add(registry_unknowns *u, int32_t id, const char *guid,
 	e->id = id;
 	snprintf(e->guid, sizeof(e->guid), "%s", guid ? guid : "");
 	e->first_ms = now_ms;
+	e->last_ms = now_ms;
 	return e;
 }
 
 /*
  * registry_unknowns_judge
  *		The registry answered that it does not know an id or GUID (or a
- *		schema its references name; err is its answer).  REGISTRY_TRANSIENT
- *		while the id is in its grace (err then says it is retried);
- *		REGISTRY_UNKNOWN_ID past it, or when no grace is left to give, and
- *		that answer is kept for ttl_ms.  For a registry that cannot resolve
+ *		schema its references name; err is its answer).  REGISTRY_WAIT
+ *		while the id is in its grace and the grace budget holds (err then
+ *		says it is retried; the time since the id's last retry is spent
+ *		from the budget); REGISTRY_UNKNOWN_ID past it, or when no grace is
+ *		left to give, and that answer is kept for ttl_ms.  For a registry that cannot resolve
  *		GUIDs (unresolvable): REGISTRY_UNKNOWN_ID, and every GUID likewise
  *		for ttl_ms.
  */
@@ -183,15 +219,37 @@ registry_unknowns_judge(registry_unknowns *u, int32_t id, const char *guid,
 	for (i = 0; i < u->n; i++)
 		if (u->entries[i].until_ms > now_ms)
 			confirmed++;
+	registry_unknowns_refill(u, now_ms);
+	if (e->until_ms == 0)
+	{
+		/* the wait since its last retry, within its grace */
+		int64_t		end = now_ms < e->first_ms + u->grace_ms ?
+			now_ms : e->first_ms + u->grace_ms;
+
+		if (end > e->last_ms)
+			u->budget_ms -= (double) (end - e->last_ms);
+	}
+	e->last_ms = now_ms;
 	if (e->until_ms == 0 && now_ms - e->first_ms < u->grace_ms &&
-		confirmed < REGISTRY_GRACE_MAX_CONFIRMED)
+		confirmed < REGISTRY_GRACE_MAX_CONFIRMED &&
+		u->budget_ms >= REGISTRY_GRACE_MIN_BUDGET_MS)
 	{
 		len = strlen(err);
 		snprintf(err + len, errlen - len,
-				 "; retried for up to %lld ms from the first such answer (a registry replica may not have a new schema yet)",
-				 (long long) u->grace_ms);
+				 "; retried for up to %lld ms from the first such answer (a registry replica may not have a new schema yet), while the grace budget lasts (%lld ms left of %lld ms, refilled at that much a %lld ms); meanwhile its partition waits, the others go on",
+				 (long long) u->grace_ms, (long long) u->budget_ms,
+				 (long long) u->grace_ms, (long long) u->ttl_ms);
 		utf8_fix(err);
-		return REGISTRY_TRANSIENT;
+		return REGISTRY_WAIT;
+	}
+	if (e->until_ms == 0 && u->budget_ms < REGISTRY_GRACE_MIN_BUDGET_MS &&
+		now_ms - e->first_ms < u->grace_ms)
+	{
+		len = strlen(err);
+		snprintf(err + len, errlen - len,
+				 "; not retried: the grace budget of unknown ids is spent (%lld ms of retries a %lld ms at most)",
+				 (long long) u->grace_ms, (long long) u->ttl_ms);
+		utf8_fix(err);
 	}
 	e->until_ms = now_ms + u->ttl_ms;
 	utf8_copy(e->err, sizeof(e->err), err);

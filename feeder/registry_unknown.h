@@ -24,6 +24,8 @@ typedef struct registry_unknowns
 	registry_unknown_entry *entries;
 	int			n;
 	int			cap;
+	double		budget_ms;		/* grace left to give (a token bucket) */
+	int64_t		budget_at;		/* clock it was last refilled at, -1 */
 	int64_t		guids_until;	/* GUIDs unresolvable until; 0: not known */
 	char		guids_err[512];
 } registry_unknowns;

@@ -501,6 +501,55 @@ drop_partition_1(const batch_msg *m, void *arg)
 	return m->partition == 1;
 }
 
+/*
+ * A partition that waits for its schema: its messages move out of the
+ * held ones to a waiting queue, in order, the others keep theirs; later
+ * they go back in front of the held ones, in order, none released.
+ */
+static void
+test_move_waiting(void **state)
+{
+	msg_queue	pending,
+				waiting;
+	slot_set	waits = {0};
+	batch_msg	m;
+	static const int64_t order[8] = {1, 3, 5, 7, 0, 2, 4, 6};
+	int			i;
+
+	(void) state;
+	queue_init(&pending);
+	queue_init(&waiting);
+	for (i = 0; i < 8; i++)
+	{
+		memset(&m, 0, sizeof(m));
+		m.partition = m.slot = i % 2;
+		m.offset = i;
+		m.handle = &released;
+		queue_push(&pending, &m);
+	}
+	assert_true(queue_pop(&pending, &m));	/* head > 0 */
+	queue_unshift(&pending, &m, 1);
+	assert_int_equal(slot_set_add(&waits, 1), 0);
+	assert_int_equal(slot_set_add(&waits, 1), 0);
+	assert_int_equal(waits.n, 1);
+	assert_int_equal(queue_move_if(&pending, &waiting, slot_set_has_msg, &waits), 4);
+	assert_int_equal(queue_length(&pending), 4);
+	assert_int_equal(queue_length(&waiting), 4);
+	assert_int_equal(queue_move_front(&waiting, &pending), 0);
+	assert_int_equal(queue_length(&waiting), 0);
+	assert_int_equal(waiting.bytes, 0);
+	for (i = 0; i < 8; i++)
+	{
+		assert_true(queue_pop(&pending, &m));
+		assert_int_equal(m.offset, order[i]);
+	}
+	assert_int_equal(pending.bytes, 0);
+	assert_int_equal(released, 0);
+	slot_set_free(&waits);
+	queue_free(&pending, NULL);
+	queue_free(&waiting, NULL);
+}
+
 /* Pruning revoked partitions keeps the order and the tombstone count. */
 static void
 test_remove_if(void **state)
@@ -729,6 +778,7 @@ main(void)
 		cmocka_unit_test_setup(test_cut, reset),
 		cmocka_unit_test_setup(test_unshift_grows, reset),
 		cmocka_unit_test_setup(test_remove_if, reset),
+		cmocka_unit_test_setup(test_move_waiting, reset),
 		cmocka_unit_test(test_sends_value),
 	};
 

@@ -7,7 +7,9 @@
  *	  is quarantined, a registry's failure with the flags to check, and the
  *	  batch decoded on its lane into the arrays db.c sends: one element per
  *	  message, a retry sent as decoded unless the session's text form
- *	  changed.  confluent_decode and the allocator's out-of-memory flag are
+ *	  changed; a message whose schema id is unknown yet waits with its
+ *	  partition's later messages, the others are sent.  confluent_decode
+ *	  and the allocator's out-of-memory flag are
  *	  stand-ins programmed by each test.
  *
  *-------------------------------------------------------------------------
@@ -54,6 +56,11 @@ confluent_decode(registry *r, const void *value, size_t len,
 	{
 		snprintf(reason, reasonlen, "%s", next_reason);
 		return CONFLUENT_REJECTED;
+	}
+	if (len == 4 && memcmp(value, "wait", 4) == 0)
+	{
+		snprintf(reason, reasonlen, "schema id 7 is unknown to the Schema Registry yet");
+		return CONFLUENT_WAIT;
 	}
 	for (i = 0; i < next_json_len; i++)
 		avro_json_buf_append(out, "x", 1);
@@ -477,6 +484,80 @@ test_build_cut_and_failure(void **state)
 	batch_free(&b, NULL);
 }
 
+/*
+ * A message whose schema id is unknown yet, within its grace (orders [0]
+ * @1): it and the later messages of its partition are set aside at the
+ * end of the batch, in order, and the other partition's messages are all
+ * sent, in order (a registry's grace once failed the whole batch, every
+ * partition waiting).  A batch of the waiting partition alone sends
+ * nothing.
+ */
+static void
+test_build_partition_waits(void **state)
+{
+	decoder		d;
+	db_error	err;
+	batch		b;
+	batch_msg	m;
+	static const int partitions[6] = {0, 1, 0, 1, 0, 1};
+	static const int64_t offsets[6] = {0, 0, 1, 1, 2, 2};
+	static const int sent_p[6] = {0, 1, 1, 1, 0, 0};
+	static const int64_t sent_o[6] = {0, 0, 1, 2, 1, 2};
+	int			i,
+				resent;
+
+	(void) state;
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(batch_init(&b, 10, 1000), 0);
+	for (i = 0; i < 6; i++)
+	{
+		m = msg(offsets[i]);
+		m.partition = partitions[i];
+		m.slot = partitions[i];
+		if (partitions[i] == 0 && offsets[i] == 1)
+		{
+			m.value = "wait";
+			m.value_len = 4;
+		}
+		batch_add(&b, &m, 0);
+	}
+	assert_int_equal(decoder_init(&d, NULL, NULL, NULL), 0);
+	next_oom = 0;
+	next_status = CONFLUENT_DECODED;
+	next_json_len = 10;
+	assert_int_equal(decoder_build(&d, &b, 0, &resent, &err), 4);
+	assert_int_equal(d.arrays[0].nelems, 4);
+	assert_int_equal(d.waits.n, 1);
+	assert_int_equal(d.waits.slots[0], 0);
+	assert_string_equal(d.wait_at, "orders [0] @1");
+	assert_non_null(strstr(d.wait_reason, "unknown to the Schema Registry yet"));
+	assert_int_equal(b.count, 6);
+	for (i = 0; i < 6; i++)
+	{
+		assert_int_equal(b.msgs[i].partition, sent_p[i]);
+		assert_int_equal(b.msgs[i].offset, sent_o[i]);
+	}
+
+	/* the waiting partition alone: nothing sent */
+	batch_clear(&b, NULL);
+	for (i = 0; i < 2; i++)
+	{
+		m = msg(i + 1);
+		if (i == 0)
+		{
+			m.value = "wait";
+			m.value_len = 4;
+		}
+		batch_add(&b, &m, 0);
+	}
+	assert_int_equal(decoder_build(&d, &b, 0, &resent, &err), 0);
+	assert_int_equal(d.waits.n, 1);
+	assert_int_equal(b.msgs[0].offset, 1);
+	assert_int_equal(b.msgs[1].offset, 2);
+	decoder_free(&d);
+	batch_free(&b, NULL);
+}
+
 int
 main(void)
 {
@@ -487,6 +568,7 @@ main(void)
 		cmocka_unit_test(test_build_arrays),
 		cmocka_unit_test(test_build_resent_until_ascii),
 		cmocka_unit_test(test_build_cut_and_failure),
+		cmocka_unit_test(test_build_partition_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

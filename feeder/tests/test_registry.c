@@ -487,7 +487,7 @@ test_unknown_id_grace_then_kept(void **state)
 	r = new_client_unknown(&srv, 5000, 10, 400, 60000);
 
 	/* a new id a replica does not have yet, then has */
-	assert_int_equal(registry_lookup(r, 5, &schema, err, sizeof(err)), REGISTRY_TRANSIENT);
+	assert_int_equal(registry_lookup(r, 5, &schema, err, sizeof(err)), REGISTRY_WAIT);
 	assert_non_null(strstr(err, "retried for up to 400 ms"));
 	__atomic_store_n(&routes[0].body, schema_answer("\"string\"", NULL), __ATOMIC_SEQ_CST);
 	__atomic_store_n(&routes[0].status_line, OK_200, __ATOMIC_SEQ_CST);
@@ -495,7 +495,7 @@ test_unknown_id_grace_then_kept(void **state)
 	registry_release(r, schema);
 
 	/* an id no one has: transient within the grace, then unknown, kept */
-	assert_int_equal(registry_lookup(r, 6, &schema, err, sizeof(err)), REGISTRY_TRANSIENT);
+	assert_int_equal(registry_lookup(r, 6, &schema, err, sizeof(err)), REGISTRY_WAIT);
 	usleep(450 * 1000);
 	assert_int_equal(registry_lookup(r, 6, &schema, err, sizeof(err)), REGISTRY_UNKNOWN_ID);
 	assert_non_null(strstr(err, "40403"));
@@ -533,8 +533,9 @@ test_unknown_id_kept_for_a_while(void **state)
 
 /*
  * A grace for every made-up id would let a producer hold the batches up
- * for a grace per message: once REGISTRY_GRACE_MAX_CONFIRMED (8) ids
- * turned out unknown, a new unknown id is unknown at once.
+ * for a grace per message: the unknown ids share one budget of grace
+ * (grace_ms, refilled at grace_ms per ttl_ms): once one id spent it, a
+ * new unknown id is unknown at once, the reason saying why.
  */
 static void
 test_unknown_grace_bounded(void **state)
@@ -548,15 +549,70 @@ test_unknown_grace_bounded(void **state)
 	(void) state;
 	server_start(&srv, NOT_FOUND, UNKNOWN_BODY, 0);
 	r = new_client_unknown(&srv, 5000, 10, 50, 60000);
-	for (id = 100; id < 108; id++)
+	assert_int_equal(registry_lookup(r, 100, &schema, err, sizeof(err)), REGISTRY_WAIT);
+	usleep(60 * 1000);
+	assert_int_equal(registry_lookup(r, 100, &schema, err, sizeof(err)), REGISTRY_UNKNOWN_ID);
+	for (id = 101; id < 108; id++)
 	{
-		assert_int_equal(registry_lookup(r, id, &schema, err, sizeof(err)), REGISTRY_TRANSIENT);
-		usleep(60 * 1000);
 		assert_int_equal(registry_lookup(r, id, &schema, err, sizeof(err)), REGISTRY_UNKNOWN_ID);
+		assert_non_null(strstr(err, "grace budget of unknown ids is spent"));
 	}
 	assert_int_equal(registry_lookup(r, 200, &schema, err, sizeof(err)), REGISTRY_UNKNOWN_ID);
 	server_stop(&srv);
 	registry_free(r);
+}
+
+/*
+ * grace_wait
+ *		How long (ms of the test's clock) id, first unknown at start, is
+ *		retried in its grace, a retry every 100 ms as a waiting partition
+ *		retries it: until the judge says unknown.
+ */
+static int64_t
+grace_wait(registry_unknowns *u, int32_t id, int64_t start)
+{
+	char		err[512];
+	int64_t		now;
+
+	for (now = start;; now += 100)
+	{
+		strcpy(err, "40403");
+		if (registry_unknowns_judge(u, id, NULL, 0, now, err, sizeof(err)) != REGISTRY_WAIT)
+			return now - start;
+	}
+}
+
+/*
+ * The grace is a budget a trickle cannot renew: one made-up id every 12 s
+ * (never 8 in a minute) got a full grace each, 10 s of every 12 (the
+ * feeder paused most of the time).  Now they share 10 s, refilled at 10 s
+ * a minute: over 2 minutes, 10 ids wait at most 10 + 20 s in all, the
+ * first its full grace, the others what refilled; after a quiet minute a
+ * new id (a replica behind) gets its full grace again.
+ */
+static void
+test_unknown_grace_budget(void **state)
+{
+	registry_unknowns u;
+	int64_t		total = 0,
+				w;
+	int			i;
+
+	(void) state;
+	registry_unknowns_init(&u, 10000, 60000);
+	assert_int_equal(grace_wait(&u, 1, 0), 10000);
+	for (i = 1; i < 10; i++)
+	{
+		w = grace_wait(&u, 1 + i, (int64_t) i * 12000);
+		assert_true(w < 10000);
+		total += w;
+	}
+	if (total > 20000)
+		fail_msg("9 ids waited %lld ms in all after the first, more than the 18 s refilled in 108 s", (long long) total);
+	assert_true(total > 0);
+	/* a quiet minute: the budget is full again */
+	assert_int_equal(grace_wait(&u, 50, 120000 + 60000), 10000);
+	registry_unknowns_free(&u);
 }
 
 #define ORDER_WITH_REFS \
@@ -632,7 +688,7 @@ test_references_composed(void **state)
 		assert_int_equal(__atomic_load_n(&routes[i].hits, __ATOMIC_SEQ_CST), 1);
 
 	/* a referenced version the registry does not have: retried, not kept */
-	assert_int_equal(registry_lookup(r, 11, &schema, err, sizeof(err)), REGISTRY_TRANSIENT);
+	assert_int_equal(registry_lookup(r, 11, &schema, err, sizeof(err)), REGISTRY_WAIT);
 	assert_non_null(strstr(err, "reference com.x.Money (subject money-value version 9)"));
 	assert_int_equal(registry_cached(r), 1);
 	server_stop(&srv);
@@ -765,10 +821,10 @@ test_unknowns_on_a_clock(void **state)
 	(void) state;
 	registry_unknowns_init(&u, 1000, 5000);
 	strcpy(err, "40403");
-	assert_int_equal(registry_unknowns_judge(&u, 1, NULL, 0, 100, err, sizeof(err)), REGISTRY_TRANSIENT);
+	assert_int_equal(registry_unknowns_judge(&u, 1, NULL, 0, 100, err, sizeof(err)), REGISTRY_WAIT);
 	assert_false(registry_unknowns_known(&u, 1, NULL, 100, err, sizeof(err)));
 	strcpy(err, "40403");
-	assert_int_equal(registry_unknowns_judge(&u, 1, NULL, 0, 1099, err, sizeof(err)), REGISTRY_TRANSIENT);
+	assert_int_equal(registry_unknowns_judge(&u, 1, NULL, 0, 1099, err, sizeof(err)), REGISTRY_WAIT);
 	strcpy(err, "40403 late");
 	assert_int_equal(registry_unknowns_judge(&u, 1, NULL, 0, 1100, err, sizeof(err)), REGISTRY_UNKNOWN_ID);
 	assert_true(registry_unknowns_known(&u, 1, NULL, 6099, err, sizeof(err)));
@@ -812,6 +868,7 @@ main(void)
 		cmocka_unit_test(test_unknown_id_grace_then_kept),
 		cmocka_unit_test(test_unknown_id_kept_for_a_while),
 		cmocka_unit_test(test_unknown_grace_bounded),
+		cmocka_unit_test(test_unknown_grace_budget),
 		cmocka_unit_test(test_references_composed),
 		cmocka_unit_test(test_compile_error_valid_utf8),
 		cmocka_unit_test(test_unknowns_on_a_clock),

@@ -20,7 +20,7 @@
 #        Karapace answer): the feeder exited 3; now that message is
 #        quarantined, its reason saying the registry cannot resolve GUIDs.
 #   u01  an id the registry does not know yet (a replica behind): it was
-#        quarantined at once; now the batch is retried within the id's
+#        quarantined at once; now its partition waits within the id's
 #        grace, and once the schema is registered the order is stored.
 #   r02  one more order of the referencing schema.
 #
@@ -33,6 +33,17 @@
 #        held every decoded value whatever their total; now a batch ends
 #        before the message that would pass the bound (batch_cut), the
 #        rest is the next batch, every order is stored once.
+#
+# Then, references a registry may serve that have no end:
+#
+#   l01  a value whose schema uses com.x.Loop, a reference to a subject
+#        whose schema is ["null", "com.x.Loop"], itself referencing a
+#        record com.x.Loop: the feeder inlined the reference into itself
+#        until its lane's stack overflowed (SIGSEGV, and the same at every
+#        restart: the message was never acknowledged); now the schema is
+#        refused as a cycle and the message quarantined, the reason saying
+#        so.
+#   l02  an order after it, stored by the same feeder.
 
 # shellcheck source=test/e2e/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -42,7 +53,7 @@
 E2E_TOPIC=sr.hostile
 GROUP=e2e-42
 FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])'
-plan 18
+plan 25
 
 sr_start "$E2E_TMP" || bail "could not start the stand-in Schema Registry"
 kafka_start 1 "$E2E_TOPIC:1" || bail "could not start the development Kafka"
@@ -122,8 +133,8 @@ feeder_start f "$E2E_TOPIC" "$GROUP" --value-format confluent --schema-registry 
 	--metrics-listen 127.0.0.1:0 -X auto.commit.interval.ms=200 --log-level info
 
 # the id not yet registered: the batch waits within the grace
-check "an id the registry does not know yet: the batch is retried within its grace (batch_failed, 'retried for up to')" \
-	ro_wait_until 60 eval "grep -q 'event=batch_failed .*step=schema_registry .*schema id $NEXT_ID.*retried for up to 60000 ms' '$E2E_TMP/f.log'"
+check "an id the registry does not know yet: its partition waits within its grace (partition_waits, 'retried for up to')" \
+	ro_wait_until 60 eval "grep -q 'event=partition_waits .*schema id $NEXT_ID.*retried for up to 60000 ms' '$E2E_TMP/f.log'"
 [ "$(register later-value "$UNKNOWN_YET")" = "$NEXT_ID" ] || bail "the late schema did not get id $NEXT_ID"
 check "registered meanwhile: the feeder catches up within 60 s" db_wait_caught_up "$GROUP" 60
 check "the feeder still runs (a __value_schema_id header made it exit 3)" feeder_alive f
@@ -176,5 +187,29 @@ is "$(sql "SELECT count(*) || ' ' || min(jsonb_array_length(payload->'pad'))
              FROM received_orders.received_orders WHERE order_id::text LIKE '00000000-0000-4000-8000-0000000043%'")" "12 20000" \
 	"the twelve orders stored once each, their values whole"
 feeder_stop big
+is "$?" 0 "SIGTERM: the feeder exits 0"
+
+# ------------------------------------------- references without an end
+LOOP_RECORD_ID=$(register loop-record '{"type": "record", "name": "Loop", "namespace": "com.x", "fields": [{"name": "a", "type": "long"}]}')
+LOOP_UNION_ID=$(register loop '["null", "com.x.Loop"]' '[{"name": "com.x.Loop", "subject": "loop-record", "version": 1}]')
+LOOP_ID=$(register sr.hostile.loop-value '{"type": "record", "name": "OrderReceived", "namespace": "shop", "fields": [
+	{"name": "orderId", "type": "string"}, {"name": "externalReference", "type": "string"},
+	{"name": "loop", "type": "com.x.Loop"}]}' '[{"name": "com.x.Loop", "subject": "loop", "version": 1}]')
+[ -n "$LOOP_RECORD_ID" ] && [ -n "$LOOP_UNION_ID" ] && [ -n "$LOOP_ID" ] || bail "could not register the looping schemas"
+diag "ids: com.x.Loop record $LOOP_RECORD_ID, the union naming it $LOOP_UNION_ID, the order using it $LOOP_ID"
+framed "$LOOP_ID" "$M/l01.bin" 4401 SR-4401 0
+framed "$ORDER_ID" "$M/l02.bin" 4402 SR-4402 77
+msg_file 0 l01 reject - - 22P03 "$M/l01.bin"
+msg_file 0 l02 insert 4402 SR-4402 - "$M/l02.bin"
+feeder_start loop "$E2E_TOPIC" "$GROUP" --value-format confluent --schema-registry "$SR_URL" \
+	--metrics-listen 127.0.0.1:0 -X auto.commit.interval.ms=200 --log-level info
+check "a reference that names itself: the feeder catches up within 60 s (it died of a stack overflow)" \
+	db_wait_caught_up "$GROUP" 60
+check "the feeder still runs" feeder_alive loop
+check_exact_contents
+check "the value of the looping schema quarantined, the reason naming the cycle" \
+	test -n "$(sql "SELECT 1 FROM received_orders.received_orders_quarantine WHERE kafka_key = 'l01'
+	                   AND value_schema_id = $LOOP_ID AND reason LIKE '%references form a cycle%com.x.Loop%'")"
+feeder_stop loop
 is "$?" 0 "SIGTERM: the feeder exits 0"
 tap_done

@@ -10,8 +10,13 @@
 # 1. Content ids (Apicurio's default): three Avro versions, a JSON Schema
 #    value, the same schema under a second subject (the same id, as with
 #    Confluent), a schema with a reference to another subject's type, a
-#    redelivery, an id Apicurio does not know, a truncated frame.  The exact
-#    rows and quarantine, payloads value by value, each row's schema id.
+#    redelivery, an id Apicurio does not know, a truncated frame, and a
+#    schema whose reference has no end (com.x.Loop -> a subject whose
+#    schema is ["null", "com.x.Loop"], itself referencing a record
+#    com.x.Loop: the feeder inlined it into itself until its stack
+#    overflowed, at every restart; now that message is quarantined as a
+#    cycle and the feeder goes on).  The exact rows and quarantine,
+#    payloads value by value, each row's schema id.
 # 2. What differs from Confluent's registry, as the feeder meets it:
 #    /schemas/guids/{guid} does not exist (404), and with
 #    registry.ccompat.legacy-id-mode.enabled=true the ids are Apicurio's
@@ -28,7 +33,7 @@ E2E_TOPIC=ap.orders
 FRAMED_FUNCTION='received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])'
 FEEDER_ARGS=(-X auto.commit.interval.ms=200 --log-level info --value-format confluent
 	--schema-registry-unknown-grace-ms 0)
-plan 24
+plan 25
 
 sr_npm_install || bail "could not install Confluent's serializers (npm ci)"
 started=$SECONDS
@@ -88,7 +93,30 @@ is "$(sr_id s01)" "$(sr_id a02)" "content ids: the same schema under a second su
 is "$(printf '%s\n' "$(sr_id a01)" "$(sr_id a02)" "$(sr_id a05)" | sort -u | wc -l)" 3 \
 	"each new version of the Avro schema has an id of its own"
 
+# register SUBJECT SCHEMA_JSON [REFERENCES_JSON] — the new schema's id,
+# through Apicurio's Confluent-compatible API
+register() {
+	python3 -c 'import json, sys
+body = {"schema": sys.argv[1]}
+if len(sys.argv) > 2: body["references"] = json.loads(sys.argv[2])
+print(json.dumps(body))' "$2" ${3:+"$3"} |
+		curl -sS --max-time 10 -H 'Content-Type: application/vnd.schemaregistry.v1+json' -d @- \
+			"$SR_URL/subjects/$1/versions" | sed 's/[^0-9]//g'
+}
+register loop-record '{"type": "record", "name": "Loop", "namespace": "com.x", "fields": [{"name": "a", "type": "long"}]}' >/dev/null
+register loop '["null", "com.x.Loop"]' '[{"name": "com.x.Loop", "subject": "loop-record", "version": 1}]' >/dev/null
+# Apicurio parses a schema with its references one level deep, in order:
+# so that it takes the schema, the record is also referenced directly,
+# first, under a name of its own; the feeder meets com.x.Loop's union
+LOOP_ID=$(register ap.loop-value '{"type": "record", "name": "OrderLoop", "namespace": "shop", "fields": [
+	{"name": "orderId", "type": "string"}, {"name": "loop", "type": "com.x.Loop"}]}' \
+	'[{"name": "com.x.LoopRecord", "subject": "loop-record", "version": 1}, {"name": "com.x.Loop", "subject": "loop", "version": 1}]')
+[ -n "$LOOP_ID" ] && [ "$LOOP_ID" -lt 1000 ] || bail "Apicurio did not register the looping schemas ($LOOP_ID)"
+diag "the schema whose reference names itself: id $LOOP_ID"
+
 M=$E2E_TMP/msgs
+# a framed value of it: the frame, orderId "x", the union's null branch
+{ printf '\x00'; python3 -c 'import struct, sys; sys.stdout.buffer.write(struct.pack(">i", int(sys.argv[1])) + b"\x02x\x00")' "$LOOP_ID"; } >"$M/loop.bin"
 { printf '\x00\x00\x00\x03\xe7'; tail -c +6 "$M/a01.bin"; } >"$M/bad-id.bin"
 head -c -3 "$M/a01.bin" >"$M/trunc.bin"
 
@@ -98,6 +126,7 @@ msg_file 0 j01 insert 703 AP-703 - "$M/j01.bin"
 msg_file 0 a03 dup 701 AP-701 - "$M/a01.bin"
 msg_file 0 bad-id reject - - 22P03 "$M/bad-id.bin"
 msg_file 0 trunc reject - - 22P03 "$M/trunc.bin"
+msg_file 0 loop reject - - 22P03 "$M/loop.bin"
 msg_file 0 a05 insert 705 AP-705 - "$M/a05.bin"
 msg_file 0 s01 insert 706 AP-706 - "$M/s01.bin"
 msg_file 0 r01 insert 707 AP-707 - "$M/r01.bin"
@@ -128,6 +157,9 @@ check "an id Apicurio does not know: quarantined, the reason naming the id and A
 	                   AND value_schema_id = 999 AND reason LIKE 'schema id 999 is unknown to the Schema Registry:%404%'")"
 is "$(sql "SELECT value_schema_id FROM received_orders.received_orders_quarantine WHERE kafka_key = 'trunc'")" \
 	"$(sr_id a01)" "a truncated frame: quarantined with its id"
+check "a reference that names itself, as Apicurio serves it: quarantined as a cycle (the feeder died of a stack overflow)" \
+	test -n "$(sql "SELECT 1 FROM received_orders.received_orders_quarantine WHERE kafka_key = 'loop'
+	                   AND value_schema_id = $LOOP_ID AND reason LIKE '%references form a cycle%com.x.Loop%'")"
 is "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$SR_URL/schemas/guids/$(uid 1)")" 404 \
 	"Apicurio has no /schemas/guids (Confluent's GUID lookup): 404"
 check "the feeder still runs" feeder_alive ap
