@@ -21,6 +21,9 @@
 #                            before it starts anything that would wait for
 #                            the command
 #   ro_free_port             print a TCP port free on 127.0.0.1; 1 if none
+#   ro_processes_naming TEXT print "PID COMMAND LINE" of every process whose
+#                            command line holds TEXT (a test's own temporary
+#                            directory: what a tool it ran left running)
 #   ro_forget_outer_make     unset what an outer make exports (MAKELEVEL,
 #                            MAKEFLAGS, ...) before a sub-build of another
 #                            project: PostgreSQL's Makefile.global generates
@@ -193,6 +196,21 @@ ro_require_commands() {
 # utils/errcodes.h and its other headers only when MAKELEVEL is 0
 ro_forget_outer_make() {
 	unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES GNUMAKEFLAGS MAKE_TERMOUT MAKE_TERMERR
+}
+
+# ro_processes_naming TEXT — see the header (the perl process itself is
+# left out)
+ro_processes_naming() {
+	perl -e '
+		for my $f (glob "/proc/[0-9]*/cmdline") {
+			my ($pid) = $f =~ m{/proc/(\d+)/} or next;
+			next if $pid == $$;
+			open(my $fh, "<", $f) or next;
+			local $/;
+			my $c = <$fh> // next;
+			$c =~ tr/\0/ /;
+			print "$pid $c\n" if index($c, $ARGV[0]) >= 0;
+		}' "$1"
 }
 
 # ro_free_port — a TCP port nobody listens on, checked by binding it, and

@@ -39,28 +39,13 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-bench-signal-test.XXXXXX")
 chmod 755 "$WORK"
 BENCH_PID=
 
-# leftovers DIR — "PID command" of every process whose command line names
-# DIR (this script's own excepted)
-leftovers() {
-	perl -e '
-		for my $f (glob "/proc/[0-9]*/cmdline") {
-			my ($pid) = $f =~ m{/proc/(\d+)/} or next;
-			next if $pid == $$ || $pid == getppid();
-			open(my $fh, "<", $f) or next;
-			local $/;
-			my $c = <$fh> // next;
-			$c =~ tr/\0/ /;
-			print "$pid $c\n" if index($c, $ARGV[0]) >= 0;
-		}' "$1"
-}
-
 # stop_leftovers — what a failed case left running goes, by PID
 stop_leftovers() {
 	local pid rest
 	[[ -z $BENCH_PID ]] || kill -KILL "$BENCH_PID" 2>/dev/null || true
 	while read -r pid rest; do
 		kill -KILL "$pid" 2>/dev/null || true
-	done < <(leftovers "$WORK")
+	done < <(ro_processes_naming "$WORK")
 	rm -rf -- "$WORK"
 }
 ro_on_exit stop_leftovers
@@ -111,14 +96,14 @@ initdb_running() {
 
 run_case two two_feeders_running
 tap_is "$CASE_STATUS" 143 "TERM while its two feeders run: bench/feeder exits 143"
-left=$(leftovers "$WORK/two")
+left=$(ro_processes_naming "$WORK/two")
 tap_is "$left" "" "TERM while its two feeders run: no postmaster, feeder or ro-dev-kafka of it left running"
 tap_is "$(ls -A "$WORK/two")" "" "TERM while its two feeders run: its temporary directories are removed"
 tap_like "$(cat "$WORK/two.err")" "two feeders|two-session ceiling" "the case reached the two feeders' round"
 
 run_case initdb initdb_running
 tap_is "$CASE_STATUS" 143 "TERM during initdb: bench/feeder exits 143"
-left=$(leftovers "$WORK/initdb")
+left=$(ro_processes_naming "$WORK/initdb")
 tap_is "$left" "" "TERM during initdb: nothing of it left running"
 tap_is "$(ls -A "$WORK/initdb")" "" "TERM during initdb: its temporary directories (the work directory too) are removed"
 status=0
