@@ -10,7 +10,8 @@
 #   ak_install              resolve the pinned jars into $AK_LIB (once per
 #                           pom.xml digest; reused when present)
 #   ak_start NODES          format and start NODES (1 or 3) nodes, wait until
-#                           every one serves metadata (kcat -L); exports
+#                           every one serves metadata (kcat -L; without
+#                           kcat or java it fails at once); exports
 #                           AK_BOOTSTRAP (and KAFKA_BOOTSTRAP, which the
 #                           suites' helpers read), sets AK_DIR, AK_PIDS[i],
 #                           AK_PORTS[i] (client port of node i, 1-based);
@@ -97,8 +98,7 @@ ak_install() {
 	dir=$(ak__cache)/$digest
 	AK_LIB=$dir/lib
 	[[ -f $dir/complete ]] && return 0
-	command -v mvn >/dev/null || { ak__log "mvn is not installed (Debian package maven)"; return 1; }
-	command -v java >/dev/null || { ak__log "java is not installed (Java 17, Debian package openjdk-17-jre-headless)"; return 1; }
+	ro_require_commands mvn java || return 1
 	mkdir -p "$dir" || return 1
 	rm -rf "$dir/lib"
 	log=$dir/mvn.log
@@ -282,6 +282,10 @@ ak_wait_serving() {
 # ak_start NODES — see the header
 ak_start() {
 	local n=$1 i cluster_id started=$SECONDS format_pids=() format_args=() user
+	# every command a node's start needs, before the jars and the wait:
+	# without kcat, no node would ever be seen serving
+	ro_require_commands kcat java || return 1
+	[[ $AK_SASL != 1 ]] || ro_require_commands keytool || return 1
 	AK_NODES=$n
 	ak_install || return 1
 	AK_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ro-apache-kafka.XXXXXX") || return 1

@@ -7,11 +7,23 @@
 #   ro_log MSG...            progress line on stderr ("==> MSG")
 #   ro_die MSG...            message on stderr, exit 1
 #   ro_on_exit COMMAND       run COMMAND (a string, eval'ed) when the shell
-#                            exits; handlers run last-registered first.  A
-#                            script that sets its own `trap ... EXIT` replaces
-#                            this: call ro_run_exit_handlers from it.
-#   ro_run_exit_handlers     run (once) every handler registered so far
+#                            exits, also on INT, TERM and HUP; handlers run
+#                            last-registered first.  A script that sets its
+#                            own `trap ... EXIT` replaces this: call
+#                            ro_run_exit_handlers from it.
+#   ro_run_exit_handlers     run (once) every handler registered so far; a
+#                            signal arriving meanwhile does not cut them short
+#   ro_require_commands CMD...
+#                            return 1 at once when a CMD is not on the PATH,
+#                            naming each missing one, its Debian package and
+#                            what installs it (`make deps` or
+#                            `tools/install-deps test`): a tool calls it
+#                            before it starts anything that would wait for
+#                            the command
 #   ro_free_port             print a TCP port free on 127.0.0.1; 1 if none
+#   ro_processes_naming TEXT print "PID COMMAND LINE" of every process whose
+#                            command line holds TEXT (a test's own temporary
+#                            directory: what a tool it ran left running)
 #   ro_forget_outer_make     unset what an outer make exports (MAKELEVEL,
 #                            MAKEFLAGS, ...) before a sub-build of another
 #                            project: PostgreSQL's Makefile.global generates
@@ -86,25 +98,95 @@ ro_die() {
 }
 
 # ro_on_exit — register a cleanup command; the first call installs the EXIT
-# trap, and INT/TERM are turned into exits so the trap runs on them too
+# trap, and INT, TERM and HUP are turned into exits so the trap runs on them
+# too
 ro_on_exit() {
 	RO__EXIT_HANDLERS+=("$1")
 	if [[ -z $RO__EXIT_TRAP_SET ]]; then
 		trap ro_run_exit_handlers EXIT
-		trap 'exit 130' INT
-		trap 'exit 143' TERM
+		ro__trap_signals
 		RO__EXIT_TRAP_SET=1
 	fi
 }
 
+# ro__trap_signals — INT, TERM and HUP leave through ro__exit_on_signal
+ro__trap_signals() {
+	trap 'ro__exit_on_signal 130' INT
+	trap 'ro__exit_on_signal 143' TERM
+	trap 'ro__exit_on_signal 129' HUP
+}
+
+# ro__exit_on_signal STATUS — exit with STATUS from a signal's trap.  The
+# trap runs inside the builtin the signal interrupted; when that was a timed
+# read (`read -t`, a sleep that starts no process, as bench/feeder's
+# wait_logged), bash 5.2 leaves the read's timeout armed after the exit
+# unwinds it, and once the timeout passes, bash jumps back into the read's
+# frame that no longer exists and dies of SIGSEGV half-way through the exit
+# handlers, leaving PostgreSQL and the rest running.  A timed read that
+# completes at once, run here first, takes over that timeout and clears it.
+ro__exit_on_signal() {
+	read -r -t 1 _ <<<'' || true
+	exit "$1"
+}
+
 # ro_run_exit_handlers — run every registered handler once, newest first,
-# whatever each of them returns
+# whatever each of them returns; while they run, INT, TERM and HUP are
+# noted and ignored (a second Ctrl-C, or a supervisor's repeated TERM, must
+# not stop the cleanup half-way), then trapped again
 ro_run_exit_handlers() {
 	local i
+	trap : INT TERM HUP
 	for ((i = ${#RO__EXIT_HANDLERS[@]} - 1; i >= 0; i--)); do
 		eval "${RO__EXIT_HANDLERS[i]}" || true
 	done
 	RO__EXIT_HANDLERS=()
+	if [[ -n $RO__EXIT_TRAP_SET ]]; then
+		ro__trap_signals
+	else
+		trap - INT TERM HUP
+	fi
+}
+
+# ro__command_package CMD — the Debian package of test/packages.txt that
+# brings CMD; empty when none does
+ro__command_package() {
+	case $1 in
+	kcat | curl | unzip | openssl | pgbouncer | zzuf | npm) echo "$1" ;;
+	java | javac | keytool) echo openjdk-17-jdk-headless ;;
+	mvn) echo maven ;;
+	node) echo nodejs ;;
+	psql | pg_config) echo postgresql-15 ;;
+	pg_prove) echo libtap-parser-sourcehandler-pgtap-perl ;;
+	promtool) echo prometheus ;;
+	pkg-config) echo pkgconf ;;
+	make | cc | gcc) echo build-essential ;;
+	esac
+}
+
+# ro__package_section PACKAGE — the section of test/packages.txt (build or
+# test) that names PACKAGE; empty when none does
+ro__package_section() {
+	sed -e 's/#.*//' -e 's/[[:space:]]//g' -e 's/@.*//' "$RO_ROOT/test/packages.txt" |
+		awk -v want="$1" '/^\[[a-z]+\]$/ { section = substr($0, 2, length($0) - 2); next }
+			$0 == want { print section; exit }'
+}
+
+# ro_require_commands CMD... — see the header.  The tool named is the
+# script that runs (relative to the repository when inside it)
+ro_require_commands() {
+	local cmd package how tool=${0#"$RO_ROOT"/} missing=0
+	for cmd in "$@"; do
+		command -v "$cmd" >/dev/null 2>&1 && continue
+		package=$(ro__command_package "$cmd")
+		case ${package:+$(ro__package_section "$package")} in
+		build) how="run \`make deps\` (Debian package $package)" ;;
+		test) how="run \`tools/install-deps test\` (Debian package $package)" ;;
+		*) how="install the package that provides it" ;;
+		esac
+		printf 'error: %s needs %s, which is not on the PATH: %s\n' "$tool" "$cmd" "$how" >&2
+		missing=1
+	done
+	return "$missing"
 }
 
 # ro_forget_outer_make — make test runs the harness from a recipe, so make
@@ -114,6 +196,21 @@ ro_run_exit_handlers() {
 # utils/errcodes.h and its other headers only when MAKELEVEL is 0
 ro_forget_outer_make() {
 	unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES GNUMAKEFLAGS MAKE_TERMOUT MAKE_TERMERR
+}
+
+# ro_processes_naming TEXT — see the header (the perl process itself is
+# left out)
+ro_processes_naming() {
+	perl -e '
+		for my $f (glob "/proc/[0-9]*/cmdline") {
+			my ($pid) = $f =~ m{/proc/(\d+)/} or next;
+			next if $pid == $$;
+			open(my $fh, "<", $f) or next;
+			local $/;
+			my $c = <$fh> // next;
+			$c =~ tr/\0/ /;
+			print "$pid $c\n" if index($c, $ARGV[0]) >= 0;
+		}' "$1"
 }
 
 # ro_free_port — a TCP port nobody listens on, checked by binding it, and

@@ -58,6 +58,7 @@ sr_npm_install() {
 	digest=$(sha256sum "$lock" | cut -c1-16)
 	RO_NPM_DIR=${RO_NPM_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/received_orders/npm-$digest}
 	if [ ! -f "$RO_NPM_DIR/node_modules/@confluentinc/schemaregistry/package.json" ]; then
+		ro_require_commands npm || return 1
 		mkdir -p "$RO_NPM_DIR" || return 1
 		cp "$RO_ROOT/test/schema-registry/package.json" "$lock" "$RO_NPM_DIR/" || return 1
 		(cd "$RO_NPM_DIR" && npm ci --no-audit --no-fund --loglevel=error) >"$RO_NPM_DIR/npm-ci.log" 2>&1 || {
@@ -81,6 +82,7 @@ sr_start() {
 		SR_CLIENT=(--cert "$7" --key "$8")
 		SR_CLIENT_NODE=(--tls-cert "$7" --tls-key "$8")
 	fi
+	ro_require_commands node || return 1
 	rm -f "$dir/sr.port"
 	node "$RO_ROOT/test/schema-registry/registry.js" --port-file "$dir/sr.port" \
 		${SR_USER:+--user "$SR_USER"} "${tls[@]}" >>"$dir/registry.log" 2>&1 &
@@ -149,8 +151,7 @@ sr_apicurio_install() {
 	digest=$(cat "$src/pom.xml" "$src/settings.xml" | sha256sum | cut -c1-16)
 	SR_APICURIO_DIR=$cache/$digest
 	[ -f "$SR_APICURIO_DIR/complete" ] && return 0
-	command -v mvn >/dev/null || { echo "# mvn is not installed (Debian package maven)" >&2; return 1; }
-	command -v java >/dev/null || { echo "# java is not installed (Java 17)" >&2; return 1; }
+	ro_require_commands mvn java || return 1
 	rm -rf "$SR_APICURIO_DIR"
 	mkdir -p "$SR_APICURIO_DIR" || return 1
 	central=$(sr_maven_central_url) || {
@@ -177,6 +178,8 @@ sr_apicurio_install() {
 sr_apicurio_start() {
 	local dir=$1 deadline port
 	shift
+	# without curl the wait below would last its 180 s
+	ro_require_commands java curl || return 1
 	sr_apicurio_install || return 1
 	SR_USER=
 	SR_CA=
