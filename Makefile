@@ -104,10 +104,12 @@ clean-subdirs:
 test:
 	test/run
 
-# The Debian packages building from source needs (test/packages.txt's
-# [build] section; as root it installs them, otherwise it prints the line).
+# What building from source needs: the Debian packages (test/packages.txt's
+# [build] section; as root it installs them, otherwise it prints the line),
+# then the Kafka client the feeder carries (tools/build-librdkafka).
 deps:
 	tools/install-deps build
+	tools/build-librdkafka >/dev/null
 
 demo:
 	demo/run

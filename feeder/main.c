@@ -32,6 +32,7 @@
 #include "app.h"
 #include "config_help.h"
 #include "feeder.h"
+#include "kafka_version.h"
 #include "log.h"
 #include "metrics.h"
 #include "status.h"
@@ -339,6 +340,15 @@ main(int argc, char **argv)
 			return FEEDER_EXIT_OK;
 		case CONFIG_OK:
 			break;
+	}
+	if (!kafka_version_ok())
+	{
+		fprintf(stderr, "%s: librdkafka %s is older than %s, the floor this feeder needs: "
+				"reinstall the feeder with its bundled client, or a librdkafka >= %s\n",
+				FEEDER_NAME, rd_kafka_version_str(), KAFKA_VERSION_FLOOR_STR,
+				KAFKA_VERSION_FLOOR_STR);
+		config_free(&cfg);
+		return FEEDER_EXIT_KAFKA;
 	}
 	log_set_level(cfg.log_level);
 	feeder_check_dsn(cfg.dsn);
