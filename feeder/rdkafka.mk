@@ -25,6 +25,8 @@ ifneq ($(RDKAFKA_PREFIX),)
 RDKAFKA_PC := PKG_CONFIG_PATH=$(RDKAFKA_PREFIX)/lib/pkgconfig $(PKG_CONFIG)
 # -isystem: the client's header is not ours to hold to -Wextra -Werror
 RDKAFKA_CFLAGS := -isystem $(RDKAFKA_PREFIX)/include
+# what the objects and programs are rebuilt after (another client, a rebuilt one)
+RDKAFKA_DEPS := $(RDKAFKA_PREFIX)/lib/librdkafka.a
 RDKAFKA_LIBS := $(RDKAFKA_PREFIX)/lib/librdkafka.a \
 	$(shell $(RDKAFKA_PC) --libs $$($(RDKAFKA_PC) --print-requires-private rdkafka)) \
 	-lm -ldl -lpthread -lrt
