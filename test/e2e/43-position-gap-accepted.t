@@ -39,32 +39,6 @@ partition_caught_up() {
 	[ "$(position "$1")" = "$(watermark "$1" high)" ]
 }
 
-# gap_rows — "PARTITION|FIRST|LAST|OPEN|ACCEPTED_BY" of every gap of the
-# group, as a pg_monitor member reads them
-gap_rows() {
-	sql "SET ROLE ro_e2e_43_monitor;
-	     SELECT kafka_partition || '|' || first_lost || '|' || last_lost || '|' || open || '|'
-	            || coalesce(accepted_by::text, '')
-	       FROM received_orders.position_gaps WHERE consumer_group = '$GROUP'
-	      ORDER BY kafka_partition, first_lost"
-}
-
-# gap_is ROWS — gap_rows prints ROWS
-gap_is() {
-	[ "$(gap_rows)" = "$1" ]
-}
-
-# metrics_are VALUES METRIC... — the feeder's /metrics values of the
-# METRICs, space-separated, are VALUES
-metrics_are() {
-	local want=$1 got= m
-	shift
-	for m in "$@"; do
-		got+="${got:+ }$(feeder_metric feeder "$m")"
-	done
-	[ "$got" = "$want" ]
-}
-
 # no_acks_ahead — no partition's committed offset is ahead of the
 # database's position
 no_acks_ahead() {
@@ -122,21 +96,21 @@ check "retention dropped part of the gap: the low watermark ($low0) is above the
 feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 pid=${FEEDER_PIDS[feeder]}
 check "the gap appears in SQL, read by a pg_monitor member: orders [0], offsets $db0 to $((low0 - 1)), open" \
-	ro_wait_until 30 gap_is "0|$db0|$((low0 - 1))|true|"
+	ro_wait_until 30 gaps_are "$GROUP" "0|$db0|$((low0 - 1))|true|" ro_e2e_43_monitor
 mixed_stream 1 201 400
 flush || bail "kcat could not produce"
 check "partition 1 keeps flowing: its later orders reach the database" \
 	ro_wait_until 60 partition_caught_up 1
 check "partition 0 waits: its database position has not moved" test "$(position 0)" = "$db0"
 check "/metrics: one partition waits on a gap, one gap found" \
-	ro_wait_until 10 metrics_are "1 1" partitions_waiting_gap position_gaps_total
+	ro_wait_until 10 feeder_metrics_are feeder "1 1" partitions_waiting_gap position_gaps_total
 check "nothing is acknowledged ahead of the database while partition 0 waits" no_acks_ahead
 
 # the operator accepts the gap
 accepted=$(sql "SELECT received_orders.accept_position_gap('$GROUP', 'orders', 0)" 2>&1)
 is "$accepted" "NOTICE:  offsets $db0 to $((low0 - 1)) of orders [0] accepted as lost for group \"$GROUP\": its position moves to $low0"$'\n'"$low0" \
 	"accept_position_gap says what it accepted and answers the new position: the log start, $low0"
-is "$(gap_rows)" "0|$db0|$((low0 - 1))|false|$(sql "SELECT session_user")" \
+is "$(gap_rows "$GROUP" ro_e2e_43_monitor)" "0|$db0|$((low0 - 1))|false|$(sql "SELECT session_user")" \
 	"the gap records who accepted it (the session's user)"
 check "the same feeder resumes partition 0 at its next retry, without a restart: every partition caught up" \
 	db_wait_caught_up "$GROUP" 90
@@ -145,7 +119,7 @@ check "one line says where the gap closed: first_lost $db0, resumed at $low0, $l
 	bash -c 'grep -E "event=position_gap_closed .*topic=orders partition=0 first_lost=$1 resumed_at=$2 lost=$3( |$)" "$4"' \
 	_ "$db0" "$low0" "$lost" "$E2E_TMP/feeder.log"
 check "/metrics: no partition waits on a gap any more, $lost offsets known lost" \
-	ro_wait_until 10 metrics_are "0 $lost" partitions_waiting_gap positions_lost_offsets_total
+	ro_wait_until 10 feeder_metrics_are feeder "0 $lost" partitions_waiting_gap positions_lost_offsets_total
 check "Kafka's committed offsets reach the end offsets" kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 30
 check "nothing is acknowledged ahead of the database" no_acks_ahead
 feeder_stop feeder

@@ -708,6 +708,33 @@ feeder_health_is() {
 	[ "$(feeder_health_code "$1")" = "$2" ]
 }
 
+# gap_rows GROUP [ROLE] — "PARTITION|FIRST|LAST|OPEN|ACCEPTED_BY" of every
+# position gap of GROUP, in order, read as ROLE when given (a pg_monitor
+# member, say)
+gap_rows() {
+	sql "${2:+SET ROLE $2;}
+	     SELECT kafka_partition || '|' || first_lost || '|' || last_lost || '|' || open || '|'
+	            || coalesce(accepted_by::text, '')
+	       FROM received_orders.position_gaps WHERE consumer_group = '$1'
+	      ORDER BY kafka_partition, first_lost"
+}
+
+# gaps_are GROUP ROWS [ROLE] — gap_rows GROUP [ROLE] prints ROWS
+gaps_are() {
+	[ "$(gap_rows "$1" "${3:-}")" = "$2" ]
+}
+
+# feeder_metrics_are NAME VALUES METRIC... — NAME's /metrics values of the
+# METRICs (feeder_metric), space-separated, are VALUES
+feeder_metrics_are() {
+	local name=$1 want=$2 got= m
+	shift 2
+	for m in "$@"; do
+		got+="${got:+ }$(feeder_metric "$name" "$m")"
+	done
+	[ "$got" = "$want" ]
+}
+
 # feeder_metric NAME METRIC — the value of METRIC (the name after the
 # received_orders_feeder_ prefix, without labels) in NAME's /metrics
 feeder_metric() {

@@ -22,6 +22,11 @@
 #                           it only over records a read_committed consumer
 #                           never sees (transaction markers, aborted
 #                           messages) is not ahead
+#   kr_no_acks_ahead GROUP  true when kr_acks_ahead finds none (else says
+#                           which, as a diagnostic)
+#   kr_delete_records TOPIC PARTITION OFFSET
+#                           Kafka's DeleteRecords: the partition's log
+#                           start moves to OFFSET
 #   todo ASSERTION ARGS...  run one assertion (check, is, tap_ok...) whose
 #                           description carries "# TODO reason": a known
 #                           defect, shown as "not ok ... # TODO" and counted
@@ -83,6 +88,22 @@ kr_acks_ahead() {
 		fi
 		echo "$topic $part $committed $pos"
 	done <<<"$ahead"
+}
+
+# kr_no_acks_ahead GROUP — see the header
+kr_no_acks_ahead() {
+	local ahead
+	ahead=$(kr_acks_ahead "$1") || return 1
+	[ -z "$ahead" ] || diag "acknowledged ahead of the database: $ahead"
+	[ -z "$ahead" ]
+}
+
+# kr_delete_records TOPIC PARTITION OFFSET — see the header
+kr_delete_records() {
+	printf '{"version":1,"partitions":[{"topic":"%s","partition":%d,"offset":%d}]}\n' \
+		"$1" "$2" "$3" >"$E2E_TMP/delete.json"
+	ak_java org.apache.kafka.tools.DeleteRecordsCommand --bootstrap-server "$AK_BOOTSTRAP" \
+		--offset-json-file "$E2E_TMP/delete.json" >"$E2E_TMP/delete.out" 2>&1
 }
 
 # todo ASSERTION ARGS... — see the header

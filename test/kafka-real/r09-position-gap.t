@@ -41,36 +41,6 @@ partitions_caught_up() {
 	done
 }
 
-# gap_rows — "PARTITION|FIRST|LAST|OPEN|ACCEPTED_BY" of the group's gaps
-gap_rows() {
-	sql "SELECT kafka_partition || '|' || first_lost || '|' || last_lost || '|' || open || '|'
-	            || coalesce(accepted_by::text, '')
-	       FROM received_orders.position_gaps WHERE consumer_group = '$GROUP'
-	      ORDER BY kafka_partition, first_lost"
-}
-
-# gap_is ROWS — gap_rows prints ROWS
-gap_is() {
-	[ "$(gap_rows)" = "$1" ]
-}
-
-# no_acks_ahead — no committed offset of the group ahead of the database
-no_acks_ahead() {
-	local ahead
-	ahead=$(kr_acks_ahead "$GROUP") || return 1
-	[ -z "$ahead" ] || diag "acknowledged ahead of the database: $ahead"
-	[ -z "$ahead" ]
-}
-
-# delete_records P OFFSET — Kafka's DeleteRecords: partition P's log start
-# moves to OFFSET
-delete_records() {
-	printf '{"version":1,"partitions":[{"topic":"%s","partition":%d,"offset":%d}]}\n' \
-		"$E2E_TOPIC" "$1" "$2" >"$E2E_TMP/delete.json"
-	ak_java org.apache.kafka.tools.DeleteRecordsCommand --bootstrap-server "$AK_BOOTSTRAP" \
-		--offset-json-file "$E2E_TMP/delete.json" >"$E2E_TMP/delete.out" 2>&1
-}
-
 kr_cluster || bail "could not start Apache Kafka"
 e2e_setup_db || bail "could not set up the database"
 kr_topic "$E2E_TOPIC" $PARTITIONS || bail "could not create $E2E_TOPIC"
@@ -95,7 +65,7 @@ for ((p = 0; p < PARTITIONS; p++)); do
 done
 flush || bail "kcat could not produce"
 low0=$((db0 + DELETED))
-check "DeleteRecords moves partition 0's log start to $low0" delete_records 0 "$low0"
+check "DeleteRecords moves partition 0's log start to $low0" kr_delete_records "$E2E_TOPIC" 0 "$low0"
 tap_last_ok || diag "$(cat "$E2E_TMP/delete.out")"
 is "$(watermark 0 low)" "$low0" "partition 0's low watermark is $low0, past the database's position $db0"
 
@@ -104,7 +74,7 @@ is "$(watermark 0 low)" "$low0" "partition 0's low watermark is $low0, past the 
 feeder_start f "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 pid=${FEEDER_PIDS[f]}
 check "the gap appears in SQL: $E2E_TOPIC [0], offsets $db0 to $((low0 - 1)), open" \
-	ro_wait_until 60 gap_is "0|$db0|$((low0 - 1))|true|"
+	ro_wait_until 60 gaps_are "$GROUP" "0|$db0|$((low0 - 1))|true|"
 check "one line names the gap: first_lost $db0, last_lost $((low0 - 1)), action wait" \
 	bash -c 'grep -Eq "event=position_gap .*partition=0 first_lost=$1 last_lost=$2 .*action=wait" "$3"' \
 	_ "$db0" "$((low0 - 1))" "$E2E_TMP/f.log"
@@ -115,12 +85,12 @@ flush || bail "kcat could not produce"
 check "partitions 1 and 2 keep flowing: their later orders reach the database" \
 	ro_wait_until 90 partitions_caught_up 1 2
 check "partition 0 waits: its database position has not moved" test "$(position 0)" = "$db0"
-check "nothing is acknowledged ahead of the database while partition 0 waits" no_acks_ahead
+check "nothing is acknowledged ahead of the database while partition 0 waits" kr_no_acks_ahead "$GROUP"
 
 # the operator accepts the gap
 accepted=$(sql "SELECT received_orders.accept_position_gap('$GROUP', '$E2E_TOPIC', 0)" 2>/dev/null)
 is "$accepted" "$low0" "accept_position_gap answers the new position: the log start, $low0"
-is "$(gap_rows)" "0|$db0|$((low0 - 1))|false|$(sql "SELECT session_user")" \
+is "$(gap_rows "$GROUP")" "0|$db0|$((low0 - 1))|false|$(sql "SELECT session_user")" \
 	"the gap records who accepted it"
 check "the same feeder resumes partition 0 without a restart: every partition caught up" \
 	db_wait_caught_up "$GROUP" 90
@@ -129,7 +99,7 @@ check "one line says where the gap closed: resumed at $low0, $DELETED offsets lo
 	bash -c 'grep -Eq "event=position_gap_closed .*partition=0 first_lost=$1 resumed_at=$2 lost=$3( |$)" "$4"' \
 	_ "$db0" "$low0" "$DELETED" "$E2E_TMP/f.log"
 check "Kafka's committed offsets reach the end offsets" kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 30
-check "nothing is acknowledged ahead of the database" no_acks_ahead
+check "nothing is acknowledged ahead of the database" kr_no_acks_ahead "$GROUP"
 feeder_stop f
 
 # the account: the manifest without what DeleteRecords took

@@ -41,47 +41,6 @@ partition_caught_up() {
 	[ "$(position "$1")" = "$(watermark "$1" high)" ]
 }
 
-# gap_rows — "PARTITION|FIRST|LAST|OPEN|ACCEPTED_BY" of the group's gaps
-gap_rows() {
-	sql "SELECT kafka_partition || '|' || first_lost || '|' || last_lost || '|' || open || '|'
-	            || coalesce(accepted_by::text, '')
-	       FROM received_orders.position_gaps WHERE consumer_group = '$GROUP'
-	      ORDER BY kafka_partition, first_lost"
-}
-
-# gap_is ROWS — gap_rows prints ROWS
-gap_is() {
-	[ "$(gap_rows)" = "$1" ]
-}
-
-# metrics_are VALUES METRIC... — the feeder's /metrics values of the
-# METRICs, space-separated, are VALUES
-metrics_are() {
-	local want=$1 got= m
-	shift
-	for m in "$@"; do
-		got+="${got:+ }$(feeder_metric f "$m")"
-	done
-	[ "$got" = "$want" ]
-}
-
-# no_acks_ahead — no committed offset of the group ahead of the database
-no_acks_ahead() {
-	local ahead
-	ahead=$(kr_acks_ahead "$GROUP") || return 1
-	[ -z "$ahead" ] || diag "acknowledged ahead of the database: $ahead"
-	[ -z "$ahead" ]
-}
-
-# delete_records P OFFSET — Kafka's DeleteRecords: partition P's log start
-# moves to OFFSET
-delete_records() {
-	printf '{"version":1,"partitions":[{"topic":"%s","partition":%d,"offset":%d}]}\n' \
-		"$E2E_TOPIC" "$1" "$2" >"$E2E_TMP/delete.json"
-	ak_java org.apache.kafka.tools.DeleteRecordsCommand --bootstrap-server "$AK_BOOTSTRAP" \
-		--offset-json-file "$E2E_TMP/delete.json" >"$E2E_TMP/delete.out" 2>&1
-}
-
 # plain_orders P FIRST LAST — valid orders FIRST..LAST queued on partition P
 plain_orders() {
 	local n
@@ -119,7 +78,7 @@ high0=$(position 0)
 
 # retention empties partition 0 behind the feeder: its log start is its
 # log end, the feeder's committed offset
-check "DeleteRecords moves partition 0's log start to its end, $high0" delete_records 0 "$high0"
+check "DeleteRecords moves partition 0's log start to its end, $high0" kr_delete_records "$E2E_TOPIC" 0 "$high0"
 tap_last_ok || diag "$(cat "$E2E_TMP/delete.out")"
 is "$(watermark 0 low) $(watermark 0 high)" "$high0 $high0" \
 	"partition 0 is empty: its low and high watermarks are both $high0"
@@ -132,12 +91,12 @@ is "$(position 0)" "$lost_from" "the database's position of partition 0 is back 
 sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE $(batch_sessions_where)" >/dev/null
 
 check "the gap appears in SQL: $E2E_TOPIC [0], offsets $lost_from to $((high0 - 1)), open" \
-	ro_wait_until 60 gap_is "0|$lost_from|$((high0 - 1))|true|"
+	ro_wait_until 60 gaps_are "$GROUP" "0|$lost_from|$((high0 - 1))|true|"
 check "one line names the gap: first_lost $lost_from, last_lost $((high0 - 1)), action wait" \
 	bash -c 'grep -Eq "event=position_gap .*partition=0 first_lost=$1 last_lost=$2 .*action=wait" "$3"' \
 	_ "$lost_from" "$((high0 - 1))" "$E2E_TMP/f.log"
 check "it is counted: partitions_waiting_gap 1, position_gaps_total 1" \
-	ro_wait_until 10 metrics_are "1 1" partitions_waiting_gap position_gaps_total
+	ro_wait_until 10 feeder_metrics_are f "1 1" partitions_waiting_gap position_gaps_total
 
 # the next orders: partition 0's wait, partition 1's flow
 plain_orders 0 310001 310010
@@ -147,7 +106,7 @@ check "partition 1 keeps flowing: its new orders reach the database" \
 	ro_wait_until 60 partition_caught_up 1
 is "$(stored 310001 310010)" 0 "partition 0 waits: none of its new orders is stored"
 is "$(position 0)" "$lost_from" "partition 0's database position has not moved past the lost offsets"
-check "nothing is acknowledged ahead of the database while partition 0 waits" no_acks_ahead
+check "nothing is acknowledged ahead of the database while partition 0 waits" kr_no_acks_ahead "$GROUP"
 
 # the operator accepts the gap
 accepted=$(sql "SELECT received_orders.accept_position_gap('$GROUP', '$E2E_TOPIC', 0)" 2>/dev/null)
@@ -160,7 +119,7 @@ check "one line says where the gap closed: resumed at $high0, $LOST offsets lost
 	bash -c 'grep -Eq "event=position_gap_closed .*partition=0 first_lost=$1 resumed_at=$2 lost=$3( |$)" "$4"' \
 	_ "$lost_from" "$high0" "$LOST" "$E2E_TMP/f.log"
 check "Kafka's committed offsets reach the end offsets" kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 30
-check "nothing is acknowledged ahead of the database" no_acks_ahead
+check "nothing is acknowledged ahead of the database" kr_no_acks_ahead "$GROUP"
 feeder_stop f
 
 # the account: only positions were lost, every order was stored before
