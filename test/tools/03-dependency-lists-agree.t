@@ -9,7 +9,10 @@
 # the unit tests, in [test]) and every library of [build] in
 # Build-Depends; every pkg-config module the feeder's and the tools'
 # Makefiles ask for must come from a package of the lists (dpkg -S of its
-# .pc file).  A negative control: a README without libavro-dev is caught.
+# .pc file).  debian/control.in, from which pg_buildext regenerates
+# debian/control (its clean step refuses a control that differs), has the
+# same Build-Depends.  A negative control: a README without libavro-dev is
+# caught.
 
 set -euo pipefail
 
@@ -20,7 +23,7 @@ export RO_ROOT
 # shellcheck source=test/lib/packages.sh
 . "$RO_ROOT/test/lib/packages.sh"
 
-tap_plan 6
+tap_plan 7
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-deps-test.XXXXXX")
 ro_on_exit "rm -rf -- '$WORK'"
@@ -75,3 +78,12 @@ for module in $modules; do
 	fi
 done
 tap_is "${unlisted# }" "" "every pkg-config module of the Makefiles ($(echo $modules)) comes from a listed package"
+
+# 7: control.in, which pg_buildext checks debian/control against
+build_depends() {
+	sed -n '/^Build-Depends:/,/^[A-Z][A-Za-z-]*: */{/^Build-Depends:/p;/^ /p}' "$1"
+}
+tap_is "$(build_depends "$RO_ROOT/debian/control.in")" "$(build_depends "$RO_ROOT/debian/control")" \
+	"debian/control.in has debian/control's Build-Depends (pg_buildext checkcontrol)"
+
+tap_done
