@@ -360,6 +360,50 @@ queue_init(msg_queue *q)
 }
 
 /*
+ * queue_grow
+ *		Make q's array hold at least need messages, doubling its capacity
+ *		(64 at first); 0, or -1 on out of memory (q unchanged).
+ */
+static int
+queue_grow(msg_queue *q, size_t need)
+{
+	size_t		cap = q->cap ? q->cap : 64;
+	batch_msg  *items;
+
+	if (need <= q->cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	items = realloc(q->items, cap * sizeof(batch_msg));
+	if (items == NULL)
+		return -1;
+	q->items = items;
+	q->cap = cap;
+	return 0;
+}
+
+/*
+ * queue_reserve
+ *		Room for n more messages at q's tail, moving the held ones to the
+ *		front of the array first; 0, or -1 on out of memory.
+ */
+static int
+queue_reserve(msg_queue *q, size_t n)
+{
+	size_t		held = q->tail - q->head;
+
+	if (q->tail + n <= q->cap)
+		return 0;
+	if (q->head > 0)
+	{
+		memmove(q->items, q->items + q->head, held * sizeof(batch_msg));
+		q->head = 0;
+		q->tail = held;
+	}
+	return queue_grow(q, held + n);
+}
+
+/*
  * queue_push
  *		Append a message, growing the array; 0 on success, -1 on out of
  *		memory (the caller then releases the message unacknowledged).
@@ -367,26 +411,8 @@ queue_init(msg_queue *q)
 int
 queue_push(msg_queue *q, const batch_msg *m)
 {
-	if (q->tail == q->cap)
-	{
-		if (q->head > 0)
-		{
-			memmove(q->items, q->items + q->head,
-					(q->tail - q->head) * sizeof(batch_msg));
-			q->tail -= q->head;
-			q->head = 0;
-		}
-		if (q->tail == q->cap)
-		{
-			size_t		cap = q->cap ? q->cap * 2 : 64;
-			batch_msg  *items = realloc(q->items, cap * sizeof(batch_msg));
-
-			if (items == NULL)
-				return -1;
-			q->items = items;
-			q->cap = cap;
-		}
-	}
+	if (queue_reserve(q, 1) != 0)
+		return -1;
 	q->items[q->tail++] = *m;
 	q->bytes += batch_msg_bytes(m);
 	return 0;
@@ -407,19 +433,8 @@ queue_unshift(msg_queue *q, const batch_msg *msgs, size_t n)
 		return 0;
 	if (q->head < n)
 	{
-		if (held + n > q->cap)
-		{
-			size_t		cap = q->cap ? q->cap : 64;
-			batch_msg  *items;
-
-			while (cap < held + n)
-				cap *= 2;
-			items = realloc(q->items, cap * sizeof(batch_msg));
-			if (items == NULL)
-				return -1;
-			q->items = items;
-			q->cap = cap;
-		}
+		if (queue_grow(q, held + n) != 0)
+			return -1;
 		memmove(q->items + n, q->items + q->head, held * sizeof(batch_msg));
 		q->head = n;
 		q->tail = n + held;
@@ -499,37 +514,6 @@ queue_remove_if(msg_queue *q, int (*drop) (const batch_msg *m, void *arg),
 	if (q->head == q->tail)
 		q->head = q->tail = 0;
 	return dropped;
-}
-
-/*
- * queue_reserve
- *		Room for n more messages in q; 0, or -1 on out of memory.
- */
-static int
-queue_reserve(msg_queue *q, size_t n)
-{
-	size_t		held = q->tail - q->head;
-	size_t		cap = q->cap ? q->cap : 64;
-	batch_msg  *items;
-
-	if (q->tail + n <= q->cap)
-		return 0;
-	if (q->head > 0)
-	{
-		memmove(q->items, q->items + q->head, held * sizeof(batch_msg));
-		q->head = 0;
-		q->tail = held;
-		if (held + n <= q->cap)
-			return 0;
-	}
-	while (cap < held + n)
-		cap *= 2;
-	items = realloc(q->items, cap * sizeof(batch_msg));
-	if (items == NULL)
-		return -1;
-	q->items = items;
-	q->cap = cap;
-	return 0;
 }
 
 /*

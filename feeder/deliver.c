@@ -420,24 +420,17 @@ deliver_hold_waiting(feeder_app *app, lane *l)
 {
 	const decoder *d = &l->dec;
 	int			back = l->batch.count - l->nrows;
-	int			moved,
+	int			held,
 				delay,
 				i;
 	log_line	line;
 
-	if (batch_cut(&l->batch, &l->pending, l->nrows) != back)
-	{
-		log_simple(LOG_FATAL, "out_of_memory", "could not hold back the messages that wait for their schema");
-		exit(FEEDER_EXIT_RUNTIME);
-	}
-	for (i = 0; i < d->waits.n; i++)
-		if (slot_set_add(&l->waits, d->waits.slots[i]) != 0)
-		{
-			log_simple(LOG_FATAL, "out_of_memory", "could not hold back the messages that wait for their schema");
-			exit(FEEDER_EXIT_RUNTIME);
-		}
-	moved = queue_move_if(&l->pending, &l->waiting, slot_set_has_msg, &l->waits);
-	if (moved < 0)
+	/* the messages not sent back in front, their partitions held */
+	held = batch_cut(&l->batch, &l->pending, l->nrows) == back;
+	for (i = 0; held && i < d->waits.n; i++)
+		held = slot_set_add(&l->waits, d->waits.slots[i]) == 0;
+	if (!held ||
+		queue_move_if(&l->pending, &l->waiting, slot_set_has_msg, &l->waits) < 0)
 	{
 		log_simple(LOG_FATAL, "out_of_memory", "could not hold back the messages that wait for their schema");
 		exit(FEEDER_EXIT_RUNTIME);
