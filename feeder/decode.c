@@ -251,6 +251,20 @@ decoder_add(decoder *d, const batch_msg *m, int first, int ascii, db_error *err)
 }
 
 /*
+ * decoder_no_memory
+ *		The batch's arrays or scratch could not grow: err says so, at step,
+ *		as a transient error (the batch is retried, nothing sent); -1.
+ */
+static int
+decoder_no_memory(db_error *err, const char *step, const char *message)
+{
+	err->cls = DB_ERR_TRANSIENT;
+	err->step = step;
+	db_copy_message(err, message);
+	return -1;
+}
+
+/*
  * decoder_build
  *		Decode the batch's values into d->arrays (DECODE_NARRAYS binary
  *		arrays: decoded JSON, schema id, reason, header GUID), one element
@@ -299,10 +313,7 @@ decoder_build(decoder *d, batch *b, int ascii, int *resent, db_error *err)
 		order = sent ? realloc(d->order, sizeof(batch_msg) * (size_t) b->count) : NULL;
 		if (order == NULL)
 		{
-			err->cls = DB_ERR_TRANSIENT;
-			err->step = "decode";
-			db_copy_message(err, "out of memory while decoding the batch");
-			return -1;
+			return decoder_no_memory(err, "decode", "out of memory while decoding the batch");
 		}
 		d->order = order;
 		d->scratch_cap = b->count;
@@ -333,10 +344,7 @@ decoder_build(decoder *d, batch *b, int ascii, int *resent, db_error *err)
 		{
 			if (slot_set_add(&d->waits, m->slot) != 0)
 			{
-				err->cls = DB_ERR_TRANSIENT;
-				err->step = "decode";
-				db_copy_message(err, "out of memory while decoding the batch");
-				return -1;
+				return decoder_no_memory(err, "decode", "out of memory while decoding the batch");
 			}
 			continue;
 		}
@@ -348,10 +356,7 @@ decoder_build(decoder *d, batch *b, int ascii, int *resent, db_error *err)
 	for (i = 0; i < DECODE_NARRAYS; i++)
 		if (pgarray_finish(&a[i]) != 0)
 		{
-			err->cls = DB_ERR_TRANSIENT;
-			err->step = "encode";
-			db_copy_message(err, "out of memory while encoding the batch");
-			return -1;
+			return decoder_no_memory(err, "encode", "out of memory while encoding the batch");
 		}
 	if (d->waits.n > 0)
 	{
