@@ -39,19 +39,9 @@ GROUP=e2e-12
 FEEDER_ARGS=(--batch-size 50 --batch-wait-ms 20 --retry-backoff-max-ms 1000)
 plan 42
 
-# position P — the database's next offset of partition P of the group
-position() {
-	db_positions "$GROUP" | awk -v p="$1" '$2 == p { print $3 }'
-}
-
-# watermark P low|high — partition P's low or high watermark
-watermark() {
-	kafka_end_offsets "$E2E_TOPIC" | awk -v p="$1" -v w="$2" '$2 == p { print (w == "low" ? $3 : $4) }'
-}
-
 # low_above P N — partition P's low watermark is above N
 low_above() {
-	[ "$(watermark "$1" low)" -gt "$2" ]
+	[ "$(topic_watermark "$E2E_TOPIC" "$1" low)" -gt "$2" ]
 }
 
 # start_line P — "OFFSET SOURCE" of partition P's start_position line in
@@ -78,23 +68,6 @@ gap_rows() {
 # gap_is ROWS — gap_rows prints ROWS
 gap_is() {
 	[ "$(gap_rows)" = "$1" ]
-}
-
-# partition_caught_up P — the database's position of partition P is its
-# high watermark
-partition_caught_up() {
-	[ "$(position "$1")" = "$(watermark "$1" high)" ]
-}
-
-# metrics_are VALUES METRIC... — the feeder's /metrics values of the
-# METRICs, space-separated, are VALUES
-metrics_are() {
-	local want=$1 got= m
-	shift
-	for m in "$@"; do
-		got+="${got:+ }$(feeder_metric feeder "$m")"
-	done
-	[ "$got" = "$want" ]
 }
 
 # committed_of P — partition P's committed offset in Kafka for the group
@@ -152,7 +125,7 @@ check "(a) Kafka's committed offsets follow" kafka_wait_caught_up "$GROUP" "$E2E
 feeder_stop feeder
 is "$?" 0 "(a) SIGTERM: the feeder exits 0"
 part1_lines=$(wc -l <"$E2E_MANIFEST")
-db0=$(position 0)
+db0=$(group_position "$GROUP" 0)
 
 # while the feeder is stopped: orders that retention will take (plain ones
 # on partition 0, so that no duplicate refers to a lost order), then big
@@ -166,8 +139,8 @@ for ((k = 1; k <= 30; k++)); do
 	big_order $k || bail "kcat could not produce a big order"
 	low_above 0 "$db0" && break
 done
-low0=$(watermark 0 low)
-high0=$(watermark 0 high)
+low0=$(topic_watermark "$E2E_TOPIC" 0 low)
+high0=$(topic_watermark "$E2E_TOPIC" 0 high)
 lost=$((low0 - db0))
 diag "(a) partition 0: database at $db0, Kafka now holds offsets $low0 to $high0 after $k big orders"
 check "(a) retention dropped part of the gap: the low watermark ($low0) is above the database's position ($db0)" \
@@ -178,22 +151,22 @@ feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}" --metrics-listen 1
 check "(a) the gap is recorded in SQL: orders [0], offsets $db0 to $((low0 - 1)), open, found by the feeder's role" \
 	ro_wait_until 30 gap_is "0|$db0|$((low0 - 1))|true|$E2E_ROLE|"
 check "(a) partition 1 goes on meanwhile: its database position reaches its end" \
-	ro_wait_until 60 partition_caught_up 1
+	ro_wait_until 60 partitions_caught_up "$GROUP" "$E2E_TOPIC" 1
 check "(a) by default the feeder does not stop" feeder_alive feeder
 check "(a) one line names the gap: group, partition, first_lost, last_lost, lost, action=wait, and the SQL that accepts it" \
 	bash -c 'grep -E "event=position_gap .*group=$1 topic=orders partition=0 first_lost=$2 last_lost=$(($3 - 1)) lost=$4 low=$3 .*action=wait .*hint=.*received_orders.accept_position_gap\(.$1., .orders., 0\)" "$5"' \
 	_ "$GROUP" "$db0" "$low0" "$lost" "$E2E_TMP/feeder.log"
 is "$(log_run_events feeder position_out_of_range | wc -l)" 0 "(a) no position_out_of_range line: the gap does not stop the feeder"
 check "(a) /metrics: one partition waits on a gap, one gap found (counted once over the retries)" \
-	ro_wait_until 10 metrics_are "1 1" partitions_waiting_gap position_gaps_total
-is "$(position 0)" "$db0" "(a) partition 0's database position did not move"
+	ro_wait_until 10 feeder_metrics_are feeder "1 1" partitions_waiting_gap position_gaps_total
+is "$(group_position "$GROUP" 0)" "$db0" "(a) partition 0's database position did not move"
 is "$(committed_of 0)" "$committed0" "(a) nothing of partition 0 was committed to Kafka"
 # what the database holds: part 1, and partition 1's later messages
 awk -F'\t' -v n="$part1_lines" 'NR <= n || $2 != 0' "$E2E_MANIFEST" >"$E2E_TMP/manifest.waiting"
 check_contents "$E2E_TMP/manifest.waiting" "(a) while partition 0 waits"
 feeder_stop feeder
 is "$?" 0 "(a) SIGTERM while a partition waits: the feeder exits 0"
-db1=$(position 1)
+db1=$(group_position "$GROUP" 1)
 
 feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}" --accept-position-loss --metrics-listen 127.0.0.1:0
 check "(a) with --accept-position-loss the feeder goes on: the database's positions reach the end offsets" \
@@ -222,13 +195,13 @@ check_contents "$E2E_TMP/manifest.a" "(a) after the accepted loss"
 
 feeder_start feeder "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 check "(a) the loss was accepted once: a plain restart starts both partitions at the database's positions" \
-	ro_wait_until 30 test_start_lines "$high0 database" "$(position 1) database"
+	ro_wait_until 30 test_start_lines "$high0 database" "$(group_position "$GROUP" 1) database"
 feeder_stop feeder
 is "$?" 0 "(a) SIGTERM: the feeder exits 0"
 
 # ================================================================ (b)
-old0=$(position 0)
-old1=$(position 1)
+old0=$(group_position "$GROUP" 0)
+old1=$(group_position "$GROUP" 1)
 kafka_stop
 kafka_start 1 "$E2E_TOPIC:2" || bail "could not start a second development Kafka"
 cp "$E2E_TMP/manifest.a" "$E2E_TMP/manifest.b"

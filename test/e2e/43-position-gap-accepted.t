@@ -23,22 +23,6 @@ FEEDER_ARGS=(--batch-size 50 --batch-wait-ms 20 --retry-backoff-max-ms 1000
 	--metrics-listen 127.0.0.1:0)
 plan 21
 
-# position P — the database's next offset of partition P of the group
-position() {
-	db_positions "$GROUP" | awk -v p="$1" '$2 == p { print $3 }'
-}
-
-# watermark P low|high — partition P's low or high watermark
-watermark() {
-	kafka_end_offsets "$E2E_TOPIC" | awk -v p="$1" -v w="$2" '$2 == p { print (w == "low" ? $3 : $4) }'
-}
-
-# partition_caught_up P — the database's position of partition P is its
-# high watermark
-partition_caught_up() {
-	[ "$(position "$1")" = "$(watermark "$1" high)" ]
-}
-
 # no_acks_ahead — no partition's committed offset is ahead of the
 # database's position
 no_acks_ahead() {
@@ -66,7 +50,7 @@ check "Kafka's committed offsets follow" kafka_wait_caught_up "$GROUP" "$E2E_TOP
 feeder_stop feeder
 is "$?" 0 "SIGTERM: the feeder exits 0"
 part1_lines=$(wc -l <"$E2E_MANIFEST")
-db0=$(position 0)
+db0=$(group_position "$GROUP" 0)
 
 # while it is stopped: plain orders on partition 0 that retention will
 # take, big ones until the low watermark passes the database's position,
@@ -79,15 +63,15 @@ for ((k = 1; k <= 30; k++)); do
 	n=$((900000 + k))
 	event "$n" "EXT-$n" "\"padding\":\"$PADDING\"" >"$E2E_TMP/big"
 	msg_file 0 "o$n-big" insert "$n" "EXT-$n" - "$E2E_TMP/big" || bail "kcat could not produce a big order"
-	[ "$(watermark 0 low)" -gt "$db0" ] && break
+	[ "$(topic_watermark "$E2E_TOPIC" 0 low)" -gt "$db0" ] && break
 done
 for ((n = 301; n <= 320; n++)); do
 	msg 0 "o$n" insert "$n" "EXT-$n" - "$(event "$n" "EXT-$n")"
 done
 flush || bail "kcat could not produce"
-low0=$(watermark 0 low)
+low0=$(topic_watermark "$E2E_TOPIC" 0 low)
 lost=$((low0 - db0))
-diag "partition 0: database at $db0, Kafka now holds offsets $low0 to $(watermark 0 high)"
+diag "partition 0: database at $db0, Kafka now holds offsets $low0 to $(topic_watermark "$E2E_TOPIC" 0 high)"
 check "retention dropped part of the gap: the low watermark ($low0) is above the database's position ($db0)" \
 	test "$low0" -gt "$db0"
 
@@ -100,8 +84,8 @@ check "the gap appears in SQL, read by a pg_monitor member: orders [0], offsets 
 mixed_stream 1 201 400
 flush || bail "kcat could not produce"
 check "partition 1 keeps flowing: its later orders reach the database" \
-	ro_wait_until 60 partition_caught_up 1
-check "partition 0 waits: its database position has not moved" test "$(position 0)" = "$db0"
+	ro_wait_until 60 partitions_caught_up "$GROUP" "$E2E_TOPIC" 1
+check "partition 0 waits: its database position has not moved" test "$(group_position "$GROUP" 0)" = "$db0"
 check "/metrics: one partition waits on a gap, one gap found" \
 	ro_wait_until 10 feeder_metrics_are feeder "1 1" partitions_waiting_gap position_gaps_total
 check "nothing is acknowledged ahead of the database while partition 0 waits" no_acks_ahead

@@ -708,6 +708,26 @@ feeder_health_is() {
 	[ "$(feeder_health_code "$1")" = "$2" ]
 }
 
+# group_position GROUP P — the database's next offset of partition P of GROUP
+group_position() {
+	db_positions "$1" | awk -v p="$2" '$2 == p { print $3 }'
+}
+
+# topic_watermark TOPIC P low|high — partition P's low or high watermark
+topic_watermark() {
+	kafka_end_offsets "$1" | awk -v p="$2" -v w="$3" '$2 == p { print (w == "low" ? $3 : $4) }'
+}
+
+# partitions_caught_up GROUP TOPIC P... — GROUP's database position of each
+# partition P of TOPIC is its high watermark
+partitions_caught_up() {
+	local group=$1 topic=$2 p
+	shift 2
+	for p in "$@"; do
+		[ "$(group_position "$group" "$p")" = "$(topic_watermark "$topic" "$p" high)" ] || return 1
+	done
+}
+
 # gap_rows GROUP [ROLE] — "PARTITION|FIRST|LAST|OPEN|ACCEPTED_BY" of every
 # position gap of GROUP, in order, read as ROLE when given (a pg_monitor
 # member, say)

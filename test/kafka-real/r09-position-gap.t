@@ -22,25 +22,6 @@ GROUP=r09-group-$$
 FEEDER_ARGS=(--batch-size 50 --batch-wait-ms 20 --retry-backoff-max-ms 1000)
 plan 20
 
-# position P — the database's next offset of partition P of the group
-position() {
-	db_positions "$GROUP" | awk -v p="$1" '$2 == p { print $3 }'
-}
-
-# watermark P low|high — partition P's low or high watermark
-watermark() {
-	kafka_end_offsets "$E2E_TOPIC" | awk -v p="$1" -v w="$2" '$2 == p { print (w == "low" ? $3 : $4) }'
-}
-
-# partitions_caught_up P... — the database's position of each partition P
-# is its high watermark
-partitions_caught_up() {
-	local p
-	for p in "$@"; do
-		[ "$(position "$p")" = "$(watermark "$p" high)" ] || return 1
-	done
-}
-
 kr_cluster || bail "could not start Apache Kafka"
 e2e_setup_db || bail "could not set up the database"
 kr_topic "$E2E_TOPIC" $PARTITIONS || bail "could not create $E2E_TOPIC"
@@ -53,7 +34,7 @@ check "Kafka's committed offsets follow" kafka_wait_caught_up "$GROUP" "$E2E_TOP
 feeder_stop f
 is "$?" 0 "SIGTERM: the feeder exits 0"
 part1_lines=$(wc -l <"$E2E_MANIFEST")
-db0=$(position 0)
+db0=$(group_position "$GROUP" 0)
 
 # while it is stopped: plain orders on every partition, then DeleteRecords
 # takes the first DELETED of them on partition 0
@@ -67,7 +48,7 @@ flush || bail "kcat could not produce"
 low0=$((db0 + DELETED))
 check "DeleteRecords moves partition 0's log start to $low0" kr_delete_records "$E2E_TOPIC" 0 "$low0"
 tap_last_ok || diag "$(cat "$E2E_TMP/delete.out")"
-is "$(watermark 0 low)" "$low0" "partition 0's low watermark is $low0, past the database's position $db0"
+is "$(topic_watermark "$E2E_TOPIC" 0 low)" "$low0" "partition 0's low watermark is $low0, past the database's position $db0"
 
 # the feeder starts without --accept-position-loss; partitions 1 and 2 get
 # more orders while partition 0 waits
@@ -83,8 +64,8 @@ for ((p = 1; p < PARTITIONS; p++)); do
 done
 flush || bail "kcat could not produce"
 check "partitions 1 and 2 keep flowing: their later orders reach the database" \
-	ro_wait_until 90 partitions_caught_up 1 2
-check "partition 0 waits: its database position has not moved" test "$(position 0)" = "$db0"
+	ro_wait_until 90 partitions_caught_up "$GROUP" "$E2E_TOPIC" 1 2
+check "partition 0 waits: its database position has not moved" test "$(group_position "$GROUP" 0)" = "$db0"
 check "nothing is acknowledged ahead of the database while partition 0 waits" kr_no_acks_ahead "$GROUP"
 
 # the operator accepts the gap

@@ -25,22 +25,6 @@ FEEDER_ARGS=(--batch-size 50 --batch-wait-ms 20 --retry-backoff-max-ms 1000
 	--metrics-listen 127.0.0.1:0)
 plan 21
 
-# position P — the database's next offset of partition P of the group
-position() {
-	db_positions "$GROUP" | awk -v p="$1" '$2 == p { print $3 }'
-}
-
-# watermark P low|high — partition P's low or high watermark
-watermark() {
-	kafka_end_offsets "$E2E_TOPIC" | awk -v p="$1" -v w="$2" '$2 == p { print (w == "low" ? $3 : $4) }'
-}
-
-# partition_caught_up P — the database's position of partition P is its
-# high watermark
-partition_caught_up() {
-	[ "$(position "$1")" = "$(watermark "$1" high)" ]
-}
-
 # plain_orders P FIRST LAST — valid orders FIRST..LAST queued on partition P
 plain_orders() {
 	local n
@@ -74,20 +58,20 @@ feeder_start f "$E2E_TOPIC" "$GROUP" "${FEEDER_ARGS[@]}"
 pid=${FEEDER_PIDS[f]}
 check "the feeder consumes every partition" db_wait_caught_up "$GROUP" 90
 check "Kafka's committed offsets follow" kafka_wait_caught_up "$GROUP" "$E2E_TOPIC" 30
-high0=$(position 0)
+high0=$(group_position "$GROUP" 0)
 
 # retention empties partition 0 behind the feeder: its log start is its
 # log end, the feeder's committed offset
 check "DeleteRecords moves partition 0's log start to its end, $high0" kr_delete_records "$E2E_TOPIC" 0 "$high0"
 tap_last_ok || diag "$(cat "$E2E_TMP/delete.out")"
-is "$(watermark 0 low) $(watermark 0 high)" "$high0 $high0" \
+is "$(topic_watermark "$E2E_TOPIC" 0 low) $(topic_watermark "$E2E_TOPIC" 0 high)" "$high0 $high0" \
 	"partition 0 is empty: its low and high watermarks are both $high0"
 
 # the database loses its last commits of partition 0, and the feeder's
 # sessions are cut: the next session finds the database behind
 lost_from=$((high0 - LOST))
 sql "SELECT received_orders.set_consumer_position('$GROUP', '$E2E_TOPIC', 0, $lost_from)" >/dev/null 2>&1
-is "$(position 0)" "$lost_from" "the database's position of partition 0 is back at $lost_from"
+is "$(group_position "$GROUP" 0)" "$lost_from" "the database's position of partition 0 is back at $lost_from"
 sql "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE $(batch_sessions_where)" >/dev/null
 
 check "the gap appears in SQL: $E2E_TOPIC [0], offsets $lost_from to $((high0 - 1)), open" \
@@ -103,9 +87,9 @@ plain_orders 0 310001 310010
 plain_orders 1 311001 311010
 flush || bail "kcat could not produce"
 check "partition 1 keeps flowing: its new orders reach the database" \
-	ro_wait_until 60 partition_caught_up 1
+	ro_wait_until 60 partitions_caught_up "$GROUP" "$E2E_TOPIC" 1
 is "$(stored 310001 310010)" 0 "partition 0 waits: none of its new orders is stored"
-is "$(position 0)" "$lost_from" "partition 0's database position has not moved past the lost offsets"
+is "$(group_position "$GROUP" 0)" "$lost_from" "partition 0's database position has not moved past the lost offsets"
 check "nothing is acknowledged ahead of the database while partition 0 waits" kr_no_acks_ahead "$GROUP"
 
 # the operator accepts the gap
