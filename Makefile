@@ -48,10 +48,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 
 # The goals below the PGXS include need it; deps, test, demo, fuzz, sanitize
-# and deb install or find their PostgreSQL themselves.  Without pg_config
+# and deb install or find their PostgreSQL themselves, sql-only needs none.  Without pg_config
 # the include is empty and the first rule would become the default goal,
 # failing later with a bare "postgres.h: No such file": say what is missing.
-NO_PGXS_GOALS = deps test demo fuzz sanitize deb
+NO_PGXS_GOALS = deps test demo fuzz sanitize deb sql-only
 ifeq ($(PGXS),)
 ifneq ($(filter-out $(NO_PGXS_GOALS),$(or $(MAKECMDGOALS),all)),)
 $(error $(PG_CONFIG) was not found or gave no PGXS: install PostgreSQL's server headers \
@@ -114,6 +114,19 @@ deps:
 demo:
 	demo/run
 
+# The SQL-only flavour for managed PostgreSQL (docs/sql-only.md): the same
+# install and update scripts with each C function's SQL twin, composed by
+# tools/build-sql-only into a psql script and a pg_tle wrapper, then checked
+# to be what their sources give.
+SQL_ONLY_DIR = build/sql-only
+SQL_ONLY_SOURCES = $(EXTENSION).control $(DATA) $(wildcard sql/sql-only/*.sql) tools/build-sql-only
+
+$(SQL_ONLY_DIR)/$(EXTENSION).sql: $(SQL_ONLY_SOURCES)
+	tools/build-sql-only $(SQL_ONLY_DIR)
+
+sql-only: $(SQL_ONLY_DIR)/$(EXTENSION).sql
+	tools/build-sql-only --check $(SQL_ONLY_DIR)
+
 # The long differential fuzzing campaign (test/fuzz/campaign): FUZZ_BUDGET
 # inputs (default 2000000), FUZZ_SEED (default: today's date).
 fuzz:
@@ -148,4 +161,4 @@ deb:
 	lintian --fail-on error $(DEB_DIR)/*.changes
 	ls -l $(DEB_DIR)/*.deb
 
-.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test deps demo fuzz soak sanitize deb
+.PHONY: $(SUBDIRS) install-subdirs install-man clean-subdirs test deps demo fuzz soak sanitize deb sql-only
