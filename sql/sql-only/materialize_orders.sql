@@ -144,11 +144,12 @@ BEGIN
 			               u.pending AND
 --@include nesting
 			               AS deep
-			          FROM (SELECT m.pos, st_outcome[m.pos] IS NULL AS pending,
-			                       CASE WHEN st_outcome[m.pos] IS NULL THEN pg_catalog.convert_from(m.val, 'UTF8') END AS txt
-			                  FROM pg_catalog.unnest(kafka_values) WITH ORDINALITY AS m(val, pos)
+			          FROM (SELECT m.pos, m.o IS NULL AS pending,
+			                       CASE WHEN m.o IS NULL THEN pg_catalog.convert_from(m.val, 'UTF8') END AS txt
+			                  FROM unnest(kafka_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
 			                 WHERE m.pos BETWEEN lo AND hi
-			                OFFSET 0) u) t;
+			                OFFSET 0) u
+			        OFFSET 0) t;
 			st_payload[lo : hi] := part_payload;
 			FOR k IN 1 .. hi - lo + 1 LOOP
 				IF part_deep[k] THEN
@@ -183,9 +184,11 @@ BEGIN
 	SELECT pg_catalog.array_agg(coalesce(f.st_o, CASE WHEN f.rj IS NOT NULL THEN 'rejected' END) ORDER BY f.pos),
 	       pg_catalog.array_agg(coalesce(f.st_s, f.rj[1]) ORDER BY f.pos),
 	       pg_catalog.array_agg(coalesce(f.st_m,
-	                            (SELECT
+	                                     CASE WHEN f.rj IS NOT NULL THEN
+	                                          (SELECT
 --@include reject-text
-	                             FROM (SELECT f.rj) AS x(rj)))
+	                                             FROM (SELECT f.rj) AS x(rj))
+	                                     END)
 	                            ORDER BY f.pos)
 	  INTO st_outcome, st_sqlstate, st_message
 	  FROM (SELECT s.pos, s.st_o, s.st_s, s.st_m,
@@ -194,7 +197,8 @@ BEGIN
 	               END AS rj
 	          FROM unnest(st_outcome, st_sqlstate, st_message, st_payload)
 	               WITH ORDINALITY AS s(st_o, st_s, st_m, payload, pos),
-	               LATERAL (SELECT s.payload) AS ev(payload)) f;
+	               LATERAL (SELECT s.payload) AS ev(payload)
+	        OFFSET 0) f;
 
 	SELECT coalesce(pg_catalog.array_agg(c.pos ORDER BY c.id, c.pos), '{}'),
 	       coalesce(pg_catalog.array_agg(c.id ORDER BY c.id, c.pos), '{}'),
@@ -203,7 +207,8 @@ BEGIN
 	  INTO cand_pos, cand_id, cand_ref, cand_payload
 	  FROM (SELECT s.pos, (s.payload ->> 'orderId')::uuid AS id, s.payload ->> 'externalReference' AS ref, s.payload
 	          FROM unnest(st_outcome, st_payload) WITH ORDINALITY AS s(st_o, payload, pos)
-	         WHERE s.st_o IS NULL) c;
+	         WHERE s.st_o IS NULL
+	        OFFSET 0) c;
 	ncand := pg_catalog.cardinality(cand_pos);
 	cand_inserted := pg_catalog.array_fill(false, ARRAY[ncand]);
 	cand_sqlstate := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
@@ -261,6 +266,7 @@ BEGIN
 	-- outcome.c's RoOutcomeResolveNotInserted: the stored references of
 	-- the events not inserted, in one statement (a new snapshot: it sees
 	-- the row of a concurrent batch that ON CONFLICT waited for)
+	IF false = ANY (cand_inserted) THEN
 	FOR conflict IN
 		SELECT c.k, c.id, c.ref, r.external_reference AS stored, r.order_id IS NULL AS missing
 		  FROM unnest(cand_id, cand_ref, cand_inserted, cand_sqlstate)
@@ -283,6 +289,7 @@ BEGIN
 			      DETAIL = pg_catalog.format('The stored externalReference is "%s"; this event has "%s".', conflict.stored, conflict.ref),
 			      HINT = 'The event was quarantined; the stored row was left unchanged.';
 	END LOOP;
+	END IF;
 
 	SELECT pg_catalog.array_agg(coalesce(s.st_o,
 	                                     CASE WHEN c.inserted THEN 'inserted' ELSE coalesce(c.o, 'duplicate') END)
@@ -297,6 +304,7 @@ BEGIN
 
 	-- quarantine.c: the rejected and conflicting messages as received,
 	-- once per coordinates and message (store.c's statement)
+	IF 'rejected' = ANY (st_outcome) OR 'conflict' = ANY (st_outcome) THEN
 	INSERT INTO received_orders.received_orders_quarantine
 		(kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,
 		 order_id, outcome, sqlstate, reason, kafka_key_bytes, raw_value_bytes,
@@ -304,8 +312,7 @@ BEGIN
 	SELECT m.topic, m.part, m.off,
 	       CASE WHEN pg_catalog.length(m.key) > max_event_bytes THEN pg_catalog.substring(m.key, 1, 4096) ELSE m.key END,
 	       CASE WHEN pg_catalog.length(m.val) > max_event_bytes THEN pg_catalog.substring(m.val, 1, 4096) ELSE m.val END,
-	       st_order_id[m.pos], st_outcome[m.pos]::received_orders.materialize_outcome,
-	       st_sqlstate[m.pos], st_message[m.pos],
+	       m.id, m.o::received_orders.materialize_outcome, m.code, m.msg,
 	       CASE WHEN pg_catalog.length(m.key) > max_event_bytes THEN pg_catalog.length(m.key) END,
 	       CASE WHEN pg_catalog.length(m.val) > max_event_bytes THEN pg_catalog.length(m.val) END,
 	       pg_catalog.sha256(
@@ -314,11 +321,13 @@ BEGIN
 	           || CASE WHEN m.val IS NULL THEN '\x00'::bytea
 	                   ELSE '\x01'::bytea || m.val END),
 	       NULL, NULL
-	  FROM unnest(kafka_values, kafka_topics, kafka_partitions, kafka_offsets, kafka_keys)
-	       WITH ORDINALITY AS m(val, topic, part, off, key, pos)
-	 WHERE st_outcome[m.pos] IN ('rejected', 'conflict')
+	  FROM unnest(kafka_values, kafka_topics, kafka_partitions, kafka_offsets, kafka_keys,
+	              st_outcome, st_sqlstate, st_message, st_order_id)
+	       WITH ORDINALITY AS m(val, topic, part, off, key, o, code, msg, id, pos)
+	 WHERE m.o IN ('rejected', 'conflict')
 	 ORDER BY m.pos
 	ON CONFLICT ON CONSTRAINT received_orders_quarantine_message_key DO NOTHING;
+	END IF;
 
 	RETURN QUERY
 	SELECT s.pos::integer, s.id, s.o::received_orders.materialize_outcome, s.code, s.msg
