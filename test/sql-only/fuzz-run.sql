@@ -1,6 +1,9 @@
 -- test/sql-only/fuzz-run.sql — feed public.fuzz_input to the flavour
 -- installed in this database: each batch through materialize_orders (its
--- result rows, or the call's error), then each value that is jsonb through
+-- result rows, or the call's error; odd batches through the plain form,
+-- even ones through the form of the consumer group "fuzz", which records
+-- positions and claims the group for the calling role), then each value
+-- that is jsonb through
 -- materialize_order (its outcome or error), NULL and an event over 1 MB
 -- too.  Results in public.fuzz_batch_result, fuzz_call_error and
 -- fuzz_single_result; warnings on stderr (psql).
@@ -21,6 +24,17 @@ DECLARE
 BEGIN
 	FOR b IN SELECT DISTINCT f.batch FROM public.fuzz_input f ORDER BY 1 LOOP
 		BEGIN
+			IF b % 2 = 0 THEN
+				INSERT INTO public.fuzz_batch_result
+				SELECT b, m.position, m.order_id, m.outcome::text, m.sqlstate, m.message
+				  FROM received_orders.materialize_orders('fuzz',
+				         (SELECT array_agg(f.val ORDER BY f.pos) FROM public.fuzz_input f WHERE f.batch = b),
+				         (SELECT array_agg(f.topic ORDER BY f.pos) FROM public.fuzz_input f WHERE f.batch = b),
+				         (SELECT array_agg(f.part ORDER BY f.pos) FROM public.fuzz_input f WHERE f.batch = b),
+				         (SELECT array_agg(f.off ORDER BY f.pos) FROM public.fuzz_input f WHERE f.batch = b),
+				         (SELECT array_agg(f.key ORDER BY f.pos) FROM public.fuzz_input f WHERE f.batch = b)) m;
+				CONTINUE;
+			END IF;
 			INSERT INTO public.fuzz_batch_result
 			SELECT b, m.position, m.order_id, m.outcome::text, m.sqlstate, m.message
 			  FROM received_orders.materialize_orders(
@@ -53,8 +67,10 @@ BEGIN
 	END LOOP;
 
 	-- the call's own errors: no event, an event over 1 MB, arrays that do
-	-- not fit, a topic longer than Kafka's
-	FOR b IN 1 .. 6 LOOP
+	-- not fit, a topic longer than Kafka's; the group's: no group, an
+	-- empty or a long one, missing or bad coordinates, the last offset,
+	-- another Kafka cluster's positions
+	FOR b IN 1 .. 17 LOOP
 		BEGIN
 			CASE b
 			WHEN 1 THEN PERFORM received_orders.materialize_order(NULL);
@@ -65,6 +81,17 @@ BEGIN
 			WHEN 4 THEN PERFORM received_orders.materialize_orders(ARRAY['\x7b7d']::bytea[], ARRAY['t', 'u']);
 			WHEN 5 THEN PERFORM received_orders.materialize_orders(ARRAY[['\x7b7d']]::bytea[]);
 			WHEN 6 THEN PERFORM received_orders.materialize_orders(ARRAY['\x7b7d']::bytea[], ARRAY[pg_catalog.repeat('t', 250)]);
+			WHEN 7 THEN PERFORM received_orders.materialize_orders(NULL::text, ARRAY['\x7b7d']::bytea[], '{t}', '{0}', '{1}');
+			WHEN 8 THEN PERFORM received_orders.materialize_orders('', ARRAY['\x7b7d']::bytea[], '{t}', '{0}', '{1}');
+			WHEN 9 THEN PERFORM received_orders.materialize_orders(pg_catalog.repeat('g', 256), ARRAY['\x7b7d']::bytea[], '{t}', '{0}', '{1}');
+			WHEN 10 THEN PERFORM received_orders.materialize_orders('fuzz', ARRAY['\x7b7d']::bytea[], '{t}', NULL, '{1}');
+			WHEN 11 THEN PERFORM received_orders.materialize_orders('fuzz', ARRAY['\x7b7d', '\x7b7d']::bytea[], '{t,t}', '{0,NULL}', '{1,2}');
+			WHEN 12 THEN PERFORM received_orders.materialize_orders('fuzz', ARRAY['\x7b7d', '\x7b7d']::bytea[], '{t,""}', '{0,0}', '{1,2}');
+			WHEN 13 THEN PERFORM received_orders.materialize_orders('fuzz', ARRAY['\x7b7d', '\x7b7d']::bytea[], '{t,t}', '{0,-1}', '{1,2}');
+			WHEN 14 THEN PERFORM received_orders.materialize_orders('fuzz', ARRAY['\x7b7d', '\x7b7d']::bytea[], '{t,u}', '{0,0}', '{1,9223372036854775807}');
+			WHEN 15 THEN PERFORM received_orders.check_consumer_group('fuzz', 'cluster-A');
+			WHEN 16 THEN PERFORM received_orders.check_consumer_group('fuzz', 'cluster-B');
+			WHEN 17 THEN PERFORM received_orders.check_consumer_group('', NULL);
 			END CASE;
 			INSERT INTO public.fuzz_call_error VALUES (-b, NULL, 'no error', NULL, NULL);
 		EXCEPTION WHEN OTHERS THEN

@@ -1,0 +1,410 @@
+-- sql/sql-only/batch.sql: the batch function's twin (materialize.c's
+-- materialize_orders forms, batch.c), set-based, as one PL/pgSQL block
+-- that materialize_orders.sql (the plain form) and
+-- materialize_orders_for_group.sql include; with_group tells the forms apart.
+--
+-- The normal path is a few statements for the whole batch: the checks that
+-- cannot throw (null, size), one statement that reads every value as UTF-8
+-- and jsonb, one that applies the field rules (event-fields.sql), one
+-- INSERT ... ON CONFLICT (order_id) DO NOTHING of every valid event in
+-- order_id order, one that reads the stored references of those not
+-- inserted, one INSERT into the quarantine.  The parse and the insert each
+-- run in one subtransaction (an EXCEPTION block); should one throw, its
+-- range is halved until the error is pinned on its element (about 2 log2(n)
+-- subtransactions per bad element), and only that element is read one
+-- check at a time (event-raw.sql).  As in batch.c, only errors an event's
+-- data can cause (classes 22 and 23; 54 while parsing, or at the insert of
+-- a call's only event) are pinned on an element; any other error fails the
+-- call.
+DECLARE
+	max_event_bytes CONSTANT integer := 1048576;
+	n integer;
+	arg_names CONSTANT text[] := ARRAY['kafka_topics', 'kafka_partitions', 'kafka_offsets', 'kafka_keys'];
+	arg_dims integer[];
+	arg_counts integer[];
+	bad_topic record;
+	-- per element (1 .. n): outcome, sqlstate, reason, parsed value
+	st_outcome text[];
+	st_sqlstate text[];
+	st_message text[];
+	st_payload jsonb[];
+	st_order_id uuid[];
+	-- the valid events, in order_id order (ties by position)
+	cand_pos integer[];
+	cand_id uuid[];
+	cand_ref text[];
+	cand_payload jsonb[];
+	cand_sqlstate text[];
+	cand_message text[];
+	cand_inserted boolean[];
+	cand_outcome text[];
+	ncand integer;
+	-- ranges still to try (a stack), and what a try gave
+	todo_lo integer[];
+	todo_hi integer[];
+	lo integer;
+	hi integer;
+	mid integer;
+	slow integer[] := '{}';
+	part_payload jsonb[];
+	part_deep boolean[];
+	part_inserted boolean[];
+	-- event-raw.sql's
+	p integer;
+	val bytea;
+	rj text[];
+	parsed jsonb;
+	txt text;
+	hex text;
+	valid_hex text;
+	error_detail text;
+	-- outcomes of the events not inserted
+	conflict record;
+	not_stored uuid;
+BEGIN
+	IF with_group THEN
+		-- positions.c's RoPositionsGroupArgument
+		IF consumer_group IS NULL THEN
+			RAISE EXCEPTION 'consumer_group must not be null'
+				USING ERRCODE = 'null_value_not_allowed',
+				      HINT = 'Pass the Kafka consumer group whose positions the batch advances.';
+		END IF;
+		IF pg_catalog.octet_length(consumer_group) = 0 THEN
+			RAISE EXCEPTION 'consumer_group must not be empty'
+				USING ERRCODE = 'invalid_parameter_value';
+		END IF;
+		IF kafka_topics IS NULL OR kafka_partitions IS NULL OR kafka_offsets IS NULL THEN
+			RAISE EXCEPTION '% must not be null when a consumer group is given',
+				CASE WHEN kafka_topics IS NULL THEN 'kafka_topics'
+				     WHEN kafka_partitions IS NULL THEN 'kafka_partitions' ELSE 'kafka_offsets' END
+				USING ERRCODE = 'null_value_not_allowed',
+				      HINT = 'Positions are recorded from each message''s topic, partition and offset.';
+		END IF;
+	END IF;
+	IF kafka_values IS NULL THEN
+		RAISE EXCEPTION 'kafka_values must not be null'
+			USING ERRCODE = 'null_value_not_allowed',
+			      HINT = 'Pass an array of message values, empty for no messages.';
+	END IF;
+	-- the arrays as BatchDeconstruct reads them: one dimension, one element
+	-- per message (a NULL array: all elements NULL)
+	IF pg_catalog.array_ndims(kafka_values) > 1 THEN
+		RAISE EXCEPTION 'kafka_values must be a one-dimensional array'
+			USING ERRCODE = 'array_subscript_error';
+	END IF;
+	n := pg_catalog.cardinality(kafka_values);
+	arg_dims := ARRAY[pg_catalog.array_ndims(kafka_topics), pg_catalog.array_ndims(kafka_partitions),
+	                  pg_catalog.array_ndims(kafka_offsets), pg_catalog.array_ndims(kafka_keys)];
+	arg_counts := ARRAY[pg_catalog.cardinality(kafka_topics), pg_catalog.cardinality(kafka_partitions),
+	                    pg_catalog.cardinality(kafka_offsets), pg_catalog.cardinality(kafka_keys)];
+	FOR a IN 1 .. 4 LOOP
+		IF arg_dims[a] > 1 THEN
+			RAISE EXCEPTION '% must be a one-dimensional array', arg_names[a]
+				USING ERRCODE = 'array_subscript_error';
+		END IF;
+		IF arg_counts[a] <> n THEN
+			RAISE EXCEPTION '% has % elements but kafka_values has %', arg_names[a], arg_counts[a], n
+				USING ERRCODE = 'invalid_parameter_value',
+				      HINT = 'Pass one element per message in every array, or NULL for the whole array.';
+		END IF;
+	END LOOP;
+	-- BatchCheckBounds
+	IF n > 100000 THEN
+		RAISE EXCEPTION 'a batch holds at most 100000 messages, not %', n
+			USING ERRCODE = 'program_limit_exceeded',
+			      HINT = 'Split it into several calls.';
+	END IF;
+	IF with_group AND pg_catalog.octet_length(consumer_group) > 255 THEN
+		RAISE EXCEPTION 'consumer group is % bytes long; at most 255 are allowed', pg_catalog.octet_length(consumer_group)
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	SELECT t.k, pg_catalog.octet_length(t.topic) AS bytes INTO bad_topic
+	  FROM pg_catalog.unnest(kafka_topics) WITH ORDINALITY AS t(topic, k)
+	 WHERE pg_catalog.octet_length(t.topic) > 249
+	 ORDER BY t.k LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'element % has a Kafka topic of % bytes; Kafka allows at most 249', bad_topic.k, bad_topic.bytes
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+
+	IF with_group THEN
+		-- positions.c's RoPositionsCheckCoordinates: every element has its
+		-- coordinates; then the group is the calling role's to move (groups.c)
+		SELECT m.k, m.topic, m.part, m.off INTO bad_topic
+		  FROM unnest(kafka_topics, kafka_partitions, kafka_offsets) WITH ORDINALITY AS m(topic, part, off, k)
+		 WHERE m.topic IS NULL OR m.part IS NULL OR m.off IS NULL
+		    OR pg_catalog.octet_length(m.topic) = 0 OR m.part < 0 OR m.off < 0
+		 ORDER BY m.k LIMIT 1;
+		IF FOUND THEN
+			IF bad_topic.topic IS NULL OR bad_topic.part IS NULL OR bad_topic.off IS NULL THEN
+				RAISE EXCEPTION 'element % has no Kafka %', bad_topic.k,
+					CASE WHEN bad_topic.topic IS NULL THEN 'topic' WHEN bad_topic.part IS NULL THEN 'partition' ELSE 'offset' END
+					USING ERRCODE = 'null_value_not_allowed',
+					      HINT = 'With a consumer group, every element needs its topic, partition and offset.';
+			END IF;
+			RAISE EXCEPTION 'element % has invalid Kafka coordinates [%] @%', bad_topic.k, bad_topic.part, bad_topic.off
+				USING ERRCODE = 'invalid_parameter_value',
+				      HINT = 'Topics are not empty; partitions and offsets are not negative.';
+		END IF;
+		PERFORM received_orders.check_consumer_group(consumer_group, NULL);
+	END IF;
+
+	-- the checks that cannot throw: null (with a group: skipped), size
+	SELECT coalesce(pg_catalog.array_agg(r.rj[1] ORDER BY r.pos), '{}'),
+	       coalesce(pg_catalog.array_agg(
+--@include reject-text
+	                ORDER BY r.pos), '{}'),
+	       coalesce(pg_catalog.array_agg(CASE WHEN r.rj IS NOT NULL THEN 'rejected'
+	                                          WHEN r.val_null THEN 'skipped' END ORDER BY r.pos), '{}')
+	  INTO st_sqlstate, st_message, st_outcome
+	  FROM (SELECT m.pos, m.val IS NULL AS val_null,
+	               CASE WHEN m.val IS NULL AND with_group THEN NULL
+	               WHEN m.val IS NULL THEN
+	                    ARRAY['22004', 'value is null (a tombstone), not an event', NULL]
+	               WHEN pg_catalog.octet_length(m.val) > max_event_bytes THEN
+	                    ARRAY['54000',
+	                          pg_catalog.format('event is too large: %s bytes, received_orders.max_event_bytes is %s',
+	                                            pg_catalog.octet_length(m.val), max_event_bytes),
+	                          'A superuser can raise received_orders.max_event_bytes.']
+	               END AS rj
+	          FROM pg_catalog.unnest(kafka_values) WITH ORDINALITY AS m(val, pos)) r;
+	st_payload := pg_catalog.array_fill(NULL::jsonb, ARRAY[n]);
+
+	-- the parse: the whole batch in one statement; a range that throws is
+	-- halved, an element alone is read by event-raw.sql
+	IF n > 0 THEN
+		todo_lo := ARRAY[1];
+		todo_hi := ARRAY[n];
+	ELSE
+		todo_lo := '{}';
+		todo_hi := '{}';
+	END IF;
+	WHILE pg_catalog.cardinality(todo_lo) > 0 LOOP
+		lo := todo_lo[pg_catalog.cardinality(todo_lo)];
+		hi := todo_hi[pg_catalog.cardinality(todo_hi)];
+		todo_lo := todo_lo[1 : pg_catalog.cardinality(todo_lo) - 1];
+		todo_hi := todo_hi[1 : pg_catalog.cardinality(todo_hi) - 1];
+		BEGIN
+			SELECT pg_catalog.array_agg(CASE WHEN t.pending AND NOT t.deep THEN t.txt::pg_catalog.jsonb END ORDER BY t.pos),
+			       pg_catalog.array_agg(t.pending AND t.deep ORDER BY t.pos)
+			  INTO part_payload, part_deep
+			  FROM (SELECT u.pos, u.pending, u.txt,
+			               u.pending AND
+--@include nesting
+			               AS deep
+			          FROM (SELECT m.pos, m.o IS NULL AS pending,
+			                       CASE WHEN m.o IS NULL THEN pg_catalog.convert_from(m.val, 'UTF8') END AS txt
+			                  FROM unnest(kafka_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
+			                 WHERE m.pos BETWEEN lo AND hi
+			                OFFSET 0) u
+			        OFFSET 0) t;
+			st_payload[lo : hi] := part_payload;
+			FOR k IN 1 .. hi - lo + 1 LOOP
+				IF part_deep[k] THEN
+					slow := slow || (lo + k - 1);
+				END IF;
+			END LOOP;
+		EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+			IF lo = hi THEN
+				slow := slow || lo;
+			ELSE
+				mid := lo + (hi - lo + 1) / 2;
+				todo_lo := todo_lo || ARRAY[mid, lo];
+				todo_hi := todo_hi || ARRAY[hi, mid - 1];
+			END IF;
+		END;
+	END LOOP;
+	FOREACH p IN ARRAY slow LOOP
+		val := kafka_values[pg_catalog.array_lower(kafka_values, 1) + p - 1];
+--@include event-raw
+		IF rj IS NOT NULL THEN
+			st_outcome[p] := 'rejected';
+			st_sqlstate[p] := rj[1];
+			st_message[p] :=
+--@include reject-text
+			;
+		ELSE
+			st_payload[p] := parsed;
+		END IF;
+	END LOOP;
+
+	-- the field rules, then the valid events sorted by order_id, position
+	SELECT pg_catalog.array_agg(coalesce(f.st_o, CASE WHEN f.rj IS NOT NULL THEN 'rejected' END) ORDER BY f.pos),
+	       pg_catalog.array_agg(coalesce(f.st_s, f.rj[1]) ORDER BY f.pos),
+	       pg_catalog.array_agg(coalesce(f.st_m,
+	                                     CASE WHEN f.rj IS NOT NULL THEN
+	                                          (SELECT
+--@include reject-text
+	                                             FROM (SELECT f.rj) AS x(rj))
+	                                     END)
+	                            ORDER BY f.pos)
+	  INTO st_outcome, st_sqlstate, st_message
+	  FROM (SELECT s.pos, s.st_o, s.st_s, s.st_m,
+	               CASE WHEN s.st_o IS NULL THEN
+--@include event-fields
+	               END AS rj
+	          FROM unnest(st_outcome, st_sqlstate, st_message, st_payload)
+	               WITH ORDINALITY AS s(st_o, st_s, st_m, payload, pos),
+	               LATERAL (SELECT s.payload) AS ev(payload)
+	        OFFSET 0) f;
+
+	SELECT coalesce(pg_catalog.array_agg(c.pos ORDER BY c.id, c.pos), '{}'),
+	       coalesce(pg_catalog.array_agg(c.id ORDER BY c.id, c.pos), '{}'),
+	       coalesce(pg_catalog.array_agg(c.ref ORDER BY c.id, c.pos), '{}'),
+	       coalesce(pg_catalog.array_agg(c.payload ORDER BY c.id, c.pos), '{}')
+	  INTO cand_pos, cand_id, cand_ref, cand_payload
+	  FROM (SELECT s.pos, (s.payload ->> 'orderId')::uuid AS id, s.payload ->> 'externalReference' AS ref, s.payload
+	          FROM unnest(st_outcome, st_payload) WITH ORDINALITY AS s(st_o, payload, pos)
+	         WHERE s.st_o IS NULL
+	        OFFSET 0) c;
+	ncand := pg_catalog.cardinality(cand_pos);
+	cand_inserted := pg_catalog.array_fill(false, ARRAY[ncand]);
+	cand_sqlstate := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
+	cand_message := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
+	cand_outcome := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
+
+	-- the insert: all valid events in one statement; a range that throws
+	-- is halved (first half first), an element alone is rejected with the
+	-- error
+	IF ncand > 0 THEN
+		todo_lo := ARRAY[1];
+		todo_hi := ARRAY[ncand];
+	END IF;
+	WHILE pg_catalog.cardinality(todo_lo) > 0 LOOP
+		lo := todo_lo[pg_catalog.cardinality(todo_lo)];
+		hi := todo_hi[pg_catalog.cardinality(todo_hi)];
+		todo_lo := todo_lo[1 : pg_catalog.cardinality(todo_lo) - 1];
+		todo_hi := todo_hi[1 : pg_catalog.cardinality(todo_hi) - 1];
+		BEGIN
+			WITH ins AS (
+				INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
+				SELECT c.id, c.ref, c.payload
+				  FROM unnest(cand_id[lo : hi], cand_ref[lo : hi], cand_payload[lo : hi])
+				       WITH ORDINALITY AS c(id, ref, payload, k)
+				 ORDER BY c.k
+				ON CONFLICT (order_id) DO NOTHING
+				RETURNING received_orders.order_id)
+			-- within one statement the first of equal ids is the one inserted
+			SELECT pg_catalog.array_agg(i.order_id IS NOT NULL AND c.first ORDER BY c.k)
+			  INTO part_inserted
+			  FROM (SELECT u.id, u.k, pg_catalog.lag(u.id) OVER (ORDER BY u.k) IS DISTINCT FROM u.id AS first
+			          FROM pg_catalog.unnest(cand_id[lo : hi]) WITH ORDINALITY AS u(id, k)) c
+			  LEFT JOIN ins i ON i.order_id = c.id;
+			cand_inserted[lo : hi] := part_inserted;
+		EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded THEN
+			IF SQLSTATE LIKE '54%' AND ncand <> 1 THEN
+				RAISE;
+			END IF;
+			IF lo = hi THEN
+				GET STACKED DIAGNOSTICS error_detail = PG_EXCEPTION_DETAIL;
+				rj := ARRAY[SQLSTATE, SQLERRM, NULLIF(error_detail, '')];
+				cand_outcome[lo] := 'rejected';
+				cand_sqlstate[lo] := rj[1];
+				cand_message[lo] :=
+--@include reject-text
+				;
+			ELSE
+				mid := lo + (hi - lo + 1) / 2;
+				todo_lo := todo_lo || ARRAY[mid, lo];
+				todo_hi := todo_hi || ARRAY[hi, mid - 1];
+			END IF;
+		END;
+	END LOOP;
+
+	-- outcome.c's RoOutcomeResolveNotInserted: the stored references of
+	-- the events not inserted, in one statement (a new snapshot: it sees
+	-- the row of a concurrent batch that ON CONFLICT waited for)
+	IF false = ANY (cand_inserted) THEN
+	FOR conflict IN
+		SELECT c.k, c.id, c.ref, r.external_reference AS stored, r.order_id IS NULL AS missing
+		  FROM unnest(cand_id, cand_ref, cand_inserted, cand_sqlstate)
+		       WITH ORDINALITY AS c(id, ref, inserted, code, k)
+		  LEFT JOIN received_orders.received_orders r ON r.order_id = c.id
+		 WHERE NOT c.inserted AND c.code IS NULL
+		   AND (r.order_id IS NULL OR r.external_reference <> c.ref COLLATE "C")
+		 ORDER BY c.k
+	LOOP
+		IF conflict.missing THEN
+			not_stored := conflict.id;
+--@include not-stored
+		END IF;
+		cand_outcome[conflict.k] := 'conflict';
+		cand_sqlstate[conflict.k] := '23505';
+		cand_message[conflict.k] := pg_catalog.format('order %s is already stored with externalReference "%s"; this event has "%s"',
+		                                              conflict.id, conflict.stored, conflict.ref);
+		RAISE WARNING 'order % is already stored with another externalReference', conflict.id
+			USING ERRCODE = 'unique_violation',
+			      DETAIL = pg_catalog.format('The stored externalReference is "%s"; this event has "%s".', conflict.stored, conflict.ref),
+			      HINT = 'The event was quarantined; the stored row was left unchanged.';
+	END LOOP;
+	END IF;
+
+	SELECT pg_catalog.array_agg(coalesce(s.st_o,
+	                                     CASE WHEN c.inserted THEN 'inserted' ELSE coalesce(c.o, 'duplicate') END)
+	                            ORDER BY s.pos),
+	       pg_catalog.array_agg(coalesce(s.st_s, c.code) ORDER BY s.pos),
+	       pg_catalog.array_agg(coalesce(s.st_m, c.msg) ORDER BY s.pos),
+	       pg_catalog.array_agg(c.id ORDER BY s.pos)
+	  INTO st_outcome, st_sqlstate, st_message, st_order_id
+	  FROM unnest(st_outcome, st_sqlstate, st_message) WITH ORDINALITY AS s(st_o, st_s, st_m, pos)
+	  LEFT JOIN unnest(cand_pos, cand_id, cand_inserted, cand_outcome, cand_sqlstate, cand_message)
+	       AS c(pos, id, inserted, o, code, msg) ON c.pos = s.pos;
+
+	-- quarantine.c: the rejected and conflicting messages as received,
+	-- once per coordinates and message (store.c's statement)
+	IF 'rejected' = ANY (st_outcome) OR 'conflict' = ANY (st_outcome) THEN
+	INSERT INTO received_orders.received_orders_quarantine
+		(kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,
+		 order_id, outcome, sqlstate, reason, kafka_key_bytes, raw_value_bytes,
+		 message_digest, envelope, kafka_headers)
+	SELECT m.topic, m.part, m.off,
+	       CASE WHEN pg_catalog.length(m.key) > max_event_bytes THEN pg_catalog.substring(m.key, 1, 4096) ELSE m.key END,
+	       CASE WHEN pg_catalog.length(m.val) > max_event_bytes THEN pg_catalog.substring(m.val, 1, 4096) ELSE m.val END,
+	       m.id, m.o::received_orders.materialize_outcome, m.code, m.msg,
+	       CASE WHEN pg_catalog.length(m.key) > max_event_bytes THEN pg_catalog.length(m.key) END,
+	       CASE WHEN pg_catalog.length(m.val) > max_event_bytes THEN pg_catalog.length(m.val) END,
+	       pg_catalog.sha256(
+	           CASE WHEN m.key IS NULL THEN '\x00'::bytea
+	                ELSE '\x01'::bytea || pg_catalog.int4send(pg_catalog.length(m.key)) || m.key END
+	           || CASE WHEN m.val IS NULL THEN '\x00'::bytea
+	                   ELSE '\x01'::bytea || m.val END),
+	       NULL, NULL
+	  FROM unnest(kafka_values, kafka_topics, kafka_partitions, kafka_offsets, kafka_keys,
+	              st_outcome, st_sqlstate, st_message, st_order_id)
+	       WITH ORDINALITY AS m(val, topic, part, off, key, o, code, msg, id, pos)
+	 WHERE m.o IN ('rejected', 'conflict')
+	 ORDER BY m.pos
+	ON CONFLICT ON CONSTRAINT received_orders_quarantine_message_key DO NOTHING;
+	END IF;
+
+	IF with_group AND n > 0 THEN
+		-- positions.c's RoPositionsRecord: the next offset of each
+		-- partition, in topic (bytes) and partition order, never backwards
+		SELECT l.pos, l.off INTO bad_topic
+		  FROM (SELECT DISTINCT ON (m.topic, m.part) m.topic, m.part, m.off, m.pos
+		          FROM unnest(kafka_topics, kafka_partitions, kafka_offsets) WITH ORDINALITY AS m(topic, part, off, pos)
+		         ORDER BY m.topic, m.part, m.off DESC, m.pos) l
+		 WHERE l.off = 9223372036854775807
+		 ORDER BY pg_catalog.convert_to(l.topic, 'UTF8'), l.part LIMIT 1;
+		IF FOUND THEN
+			RAISE EXCEPTION 'element % has Kafka offset %, which has no next offset', bad_topic.pos, bad_topic.off
+				USING ERRCODE = 'numeric_value_out_of_range';
+		END IF;
+		INSERT INTO received_orders.received_orders_positions AS p
+			(consumer_group, kafka_topic, kafka_partition, next_offset)
+		SELECT consumer_group, l.topic, l.part, l.off + 1
+		  FROM (SELECT DISTINCT ON (m.topic, m.part) m.topic, m.part, m.off
+		          FROM unnest(kafka_topics, kafka_partitions, kafka_offsets) AS m(topic, part, off)
+		         ORDER BY m.topic, m.part, m.off DESC) l
+		 ORDER BY pg_catalog.convert_to(l.topic, 'UTF8'), l.part
+		ON CONFLICT ON CONSTRAINT received_orders_positions_pkey
+		DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = pg_catalog.now()
+		 WHERE p.next_offset < EXCLUDED.next_offset;
+	END IF;
+
+	RETURN QUERY
+	SELECT s.pos::integer, s.id, s.o::received_orders.materialize_outcome, s.code, s.msg
+	  FROM unnest(st_outcome, st_sqlstate, st_message, st_order_id)
+	       WITH ORDINALITY AS s(o, code, msg, id, pos)
+	 ORDER BY s.pos;
+END;
