@@ -198,12 +198,18 @@ BEGIN
 			                 WHERE m.pos BETWEEN lo AND hi
 			                OFFSET 0) u
 			        OFFSET 0) t;
-			st_payload[lo : hi] := part_payload;
-			FOR k IN 1 .. hi - lo + 1 LOOP
-				IF part_deep[k] THEN
-					slow := slow || (lo + k - 1);
-				END IF;
-			END LOOP;
+			IF lo = 1 AND hi = n THEN
+				st_payload := part_payload;
+			ELSE
+				st_payload[lo : hi] := part_payload;
+			END IF;
+			IF true = ANY (part_deep) THEN
+				FOR k IN 1 .. hi - lo + 1 LOOP
+					IF part_deep[k] THEN
+						slow := slow || (lo + k - 1);
+					END IF;
+				END LOOP;
+			END IF;
 		EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
 			IF lo = hi THEN
 				slow := slow || lo;
@@ -228,7 +234,8 @@ BEGIN
 		END IF;
 	END LOOP;
 
-	-- the field rules, then the valid events sorted by order_id, position
+	-- the field rules, and the valid events sorted by order_id, position,
+	-- in one statement
 	SELECT pg_catalog.array_agg(coalesce(f.st_o, CASE WHEN f.rj IS NOT NULL THEN 'rejected' END) ORDER BY f.pos),
 	       pg_catalog.array_agg(coalesce(f.st_s, f.rj[1]) ORDER BY f.pos),
 	       pg_catalog.array_agg(coalesce(f.st_m,
@@ -237,26 +244,23 @@ BEGIN
 --@include reject-text
 	                                             FROM (SELECT f.rj) AS x(rj))
 	                                     END)
-	                            ORDER BY f.pos)
-	  INTO st_outcome, st_sqlstate, st_message
-	  FROM (SELECT s.pos, s.st_o, s.st_s, s.st_m,
-	               CASE WHEN s.st_o IS NULL THEN
+	                            ORDER BY f.pos),
+	       coalesce(pg_catalog.array_agg(f.pos ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}'),
+	       coalesce(pg_catalog.array_agg(f.id ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}'),
+	       coalesce(pg_catalog.array_agg(f.payload ->> 'externalReference' ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}'),
+	       coalesce(pg_catalog.array_agg(f.payload ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}')
+	  INTO st_outcome, st_sqlstate, st_message, cand_pos, cand_id, cand_ref, cand_payload
+	  FROM (SELECT v.*, v.st_o IS NULL AND v.rj IS NULL AS valid,
+	               CASE WHEN v.st_o IS NULL AND v.rj IS NULL THEN (v.payload ->> 'orderId')::uuid END AS id
+	          FROM (SELECT s.pos, s.st_o, s.st_s, s.st_m, s.payload,
+	                       CASE WHEN s.st_o IS NULL THEN
 --@include event-fields
-	               END AS rj
-	          FROM unnest(st_outcome, st_sqlstate, st_message, st_payload)
-	               WITH ORDINALITY AS s(st_o, st_s, st_m, payload, pos),
-	               LATERAL (SELECT s.payload) AS ev(payload)
+	                       END AS rj
+	                  FROM unnest(st_outcome, st_sqlstate, st_message, st_payload)
+	                       WITH ORDINALITY AS s(st_o, st_s, st_m, payload, pos),
+	                       LATERAL (SELECT s.payload) AS ev(payload)
+	                OFFSET 0) v
 	        OFFSET 0) f;
-
-	SELECT coalesce(pg_catalog.array_agg(c.pos ORDER BY c.id, c.pos), '{}'),
-	       coalesce(pg_catalog.array_agg(c.id ORDER BY c.id, c.pos), '{}'),
-	       coalesce(pg_catalog.array_agg(c.ref ORDER BY c.id, c.pos), '{}'),
-	       coalesce(pg_catalog.array_agg(c.payload ORDER BY c.id, c.pos), '{}')
-	  INTO cand_pos, cand_id, cand_ref, cand_payload
-	  FROM (SELECT s.pos, (s.payload ->> 'orderId')::uuid AS id, s.payload ->> 'externalReference' AS ref, s.payload
-	          FROM unnest(st_outcome, st_payload) WITH ORDINALITY AS s(st_o, payload, pos)
-	         WHERE s.st_o IS NULL
-	        OFFSET 0) c;
 	ncand := pg_catalog.cardinality(cand_pos);
 	cand_inserted := pg_catalog.array_fill(false, ARRAY[ncand]);
 	cand_sqlstate := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
