@@ -58,6 +58,7 @@ DECLARE
 	hex text;
 	valid_hex text;
 	error_detail text;
+	jsonb_refused boolean;
 	-- outcomes of the events not inserted
 	conflict record;
 	not_stored uuid;

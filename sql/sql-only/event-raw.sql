@@ -2,10 +2,12 @@
 	-- one value at a time, for the values a whole-batch parse refused:
 	-- size, UTF-8, nesting, JSON syntax, \u0000, then jsonb's own input.
 	-- Takes val (bytea) and max_event_bytes; sets rj (NULL, or ARRAY[sqlstate,
-	-- message, detail]) and parsed (the jsonb value when rj is NULL); uses
-	-- txt, hex, valid_hex and error_detail.
+	-- message, detail]) and parsed (the jsonb value when rj is NULL), and
+	-- jsonb_refused when jsonb's own input refused the value (the last
+	-- check); uses txt, hex, valid_hex and error_detail.
 	rj := NULL;
 	parsed := NULL;
+	jsonb_refused := false;
 	IF pg_catalog.octet_length(val) > max_event_bytes THEN
 		rj := ARRAY['54000',
 		            pg_catalog.format('event is too large: %s bytes, received_orders.max_event_bytes is %s',
@@ -43,6 +45,7 @@
 					EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
 						GET STACKED DIAGNOSTICS error_detail = PG_EXCEPTION_DETAIL;
 						rj := ARRAY[SQLSTATE, SQLERRM, NULLIF(error_detail, '')];
+						jsonb_refused := true;
 					END;
 				END IF;
 			END IF;

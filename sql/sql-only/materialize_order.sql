@@ -9,6 +9,8 @@ DECLARE
 	reference text;
 	stored text;
 	not_stored uuid;
+	ev_payload jsonb;
+	outcome_label text;
 BEGIN
 	IF event IS NULL THEN
 		RAISE EXCEPTION 'event must not be null'
@@ -33,22 +35,10 @@ BEGIN
 
 	new_id := (event ->> 'orderId')::uuid;
 	reference := event ->> 'externalReference';
-	INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
-	VALUES (new_id, reference, event)
-	ON CONFLICT (order_id) DO NOTHING;
-	IF FOUND THEN
-		RETURN 'inserted';
-	END IF;
-
-	SELECT r.external_reference INTO stored
-	  FROM received_orders.received_orders r
-	 WHERE r.order_id = new_id;
-	IF NOT FOUND THEN
-		not_stored := new_id;
---@include not-stored
-	END IF;
-	IF stored = reference COLLATE "C" THEN
-		RETURN 'duplicate';
+	ev_payload := event;
+--@include insert-one
+	IF outcome_label <> 'conflict' THEN
+		RETURN outcome_label;
 	END IF;
 	RAISE WARNING 'order % is already stored with another externalReference', new_id
 		USING ERRCODE = 'unique_violation',
