@@ -126,7 +126,7 @@ prove() {
 		"$(sed -n 's/^not ok \([0-9]*\) .*/\1/p' <<<"$out" | paste -sd, -)"
 }
 
-tap_plan 15
+tap_plan 16
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only.XXXXXX")
 ro_on_exit "rm -rf -- '$WORK'"
@@ -167,6 +167,9 @@ signatures="SELECT p.oid::regprocedure, pg_get_function_result(p.oid), p.provola
 	FROM pg_proc p WHERE p.pronamespace = 'received_orders'::regnamespace ORDER BY 1"
 tap_is "$(pg_query "$SQL_DB" "$signatures")" "$(pg_query "$C_DB" "$signatures")" \
 	"the functions' signatures, results, volatility, SECURITY DEFINER, search_path, rows and ACLs are the C extension's"
+
+tap_is "$(pg_psql -At -d "$SQL_DB" -f "$HERE/fingerprint.sql")" "$(pg_psql -At -d "$C_DB" -f "$HERE/fingerprint.sql")" \
+	"the catalog fingerprint (relations, columns, constraints, indexes, views, triggers, types, comments, ACLs) is the C extension's"
 
 pg_createdb "$GEN_DB" >&2
 tap_cmd "the seeded fuzz input is drawn (seed $SEED, $BATCHES batches)" \
