@@ -59,6 +59,7 @@ DECLARE
 	valid_hex text;
 	error_detail text;
 	jsonb_refused boolean;
+	fast_done boolean;
 	-- outcomes of the events not inserted
 	conflict record;
 	not_stored uuid;
@@ -169,152 +170,217 @@ BEGIN
 	                          'A superuser can raise received_orders.max_event_bytes.']
 	               END AS rj
 	          FROM pg_catalog.unnest(kafka_values) WITH ORDINALITY AS m(val, pos)) r;
-	st_payload := pg_catalog.array_fill(NULL::jsonb, ARRAY[n]);
-
-	-- the parse: the whole batch in one statement; a range that throws is
-	-- halved, an element alone is read by event-raw.sql
+	-- the normal path, batch.c's BatchParseAndInsertAll: parse, field
+	-- rules, the INSERT of every valid event in order_id order and the
+	-- outcomes in one statement and one subtransaction; should it throw,
+	-- the steps below take the batch again, one at a time
+	fast_done := false;
 	IF n > 0 THEN
-		todo_lo := ARRAY[1];
-		todo_hi := ARRAY[n];
-	ELSE
-		todo_lo := '{}';
-		todo_hi := '{}';
-	END IF;
-	WHILE pg_catalog.cardinality(todo_lo) > 0 LOOP
-		lo := todo_lo[pg_catalog.cardinality(todo_lo)];
-		hi := todo_hi[pg_catalog.cardinality(todo_hi)];
-		todo_lo := todo_lo[1 : pg_catalog.cardinality(todo_lo) - 1];
-		todo_hi := todo_hi[1 : pg_catalog.cardinality(todo_hi) - 1];
 		BEGIN
-			SELECT pg_catalog.array_agg(CASE WHEN t.pending AND NOT t.deep THEN t.txt::pg_catalog.jsonb END ORDER BY t.pos),
-			       pg_catalog.array_agg(t.pending AND t.deep ORDER BY t.pos)
-			  INTO part_payload, part_deep
-			  FROM (SELECT u.pos, u.pending, u.txt,
-			               u.pending AND
---@include nesting
-			               AS deep
-			          FROM (SELECT m.pos, m.o IS NULL AS pending,
-			                       CASE WHEN m.o IS NULL THEN pg_catalog.convert_from(m.val, 'UTF8') END AS txt
-			                  FROM unnest(kafka_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
-			                 WHERE m.pos BETWEEN lo AND hi
-			                OFFSET 0) u
-			        OFFSET 0) t;
-			IF lo = 1 AND hi = n THEN
-				st_payload := part_payload;
-			ELSE
-				st_payload[lo : hi] := part_payload;
-			END IF;
-			IF true = ANY (part_deep) THEN
-				FOR k IN 1 .. hi - lo + 1 LOOP
-					IF part_deep[k] THEN
-						slow := slow || (lo + k - 1);
-					END IF;
-				END LOOP;
-			END IF;
-		EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
-			IF lo = hi THEN
-				slow := slow || lo;
-			ELSE
-				mid := lo + (hi - lo + 1) / 2;
-				todo_lo := todo_lo || ARRAY[mid, lo];
-				todo_hi := todo_hi || ARRAY[hi, mid - 1];
-			END IF;
-		END;
-	END LOOP;
-	FOREACH p IN ARRAY slow LOOP
-		val := kafka_values[pg_catalog.array_lower(kafka_values, 1) + p - 1];
---@include event-raw
-		IF rj IS NOT NULL THEN
-			st_outcome[p] := 'rejected';
-			st_sqlstate[p] := rj[1];
-			st_message[p] :=
---@include reject-text
-			;
-		ELSE
-			st_payload[p] := parsed;
-		END IF;
-	END LOOP;
-
-	-- the field rules, and the valid events sorted by order_id, position,
-	-- in one statement
-	SELECT pg_catalog.array_agg(coalesce(f.st_o, CASE WHEN f.rj IS NOT NULL THEN 'rejected' END) ORDER BY f.pos),
-	       pg_catalog.array_agg(coalesce(f.st_s, f.rj[1]) ORDER BY f.pos),
-	       pg_catalog.array_agg(coalesce(f.st_m,
-	                                     CASE WHEN f.rj IS NOT NULL THEN
-	                                          (SELECT
---@include reject-text
-	                                             FROM (SELECT f.rj) AS x(rj))
-	                                     END)
-	                            ORDER BY f.pos),
-	       coalesce(pg_catalog.array_agg(f.pos ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}'),
-	       coalesce(pg_catalog.array_agg(f.id ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}'),
-	       coalesce(pg_catalog.array_agg(f.payload ->> 'externalReference' ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}'),
-	       coalesce(pg_catalog.array_agg(f.payload ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}')
-	  INTO st_outcome, st_sqlstate, st_message, cand_pos, cand_id, cand_ref, cand_payload
-	  FROM (SELECT v.*, v.st_o IS NULL AND v.rj IS NULL AS valid,
-	               CASE WHEN v.st_o IS NULL AND v.rj IS NULL THEN (v.payload ->> 'orderId')::uuid END AS id
-	          FROM (SELECT s.pos, s.st_o, s.st_s, s.st_m, s.payload,
-	                       CASE WHEN s.st_o IS NULL THEN
+			WITH f AS (
+				SELECT v.*, v.rj IS NULL AND v.pending AS valid,
+				       CASE WHEN v.rj IS NULL AND v.pending THEN (v.payload ->> 'orderId')::uuid END AS id
+				  FROM (SELECT p.pos, p.o, p.pending, p.payload,
+				               CASE WHEN p.deep THEN ARRAY['54001', 'event is nested more than 512 levels deep', NULL]
+				                    WHEN p.pending THEN
 --@include event-fields
-	                       END AS rj
-	                  FROM unnest(st_outcome, st_sqlstate, st_message, st_payload)
-	                       WITH ORDINALITY AS s(st_o, st_s, st_m, payload, pos),
-	                       LATERAL (SELECT s.payload) AS ev(payload)
-	                OFFSET 0) v
-	        OFFSET 0) f;
-	ncand := pg_catalog.cardinality(cand_pos);
-	cand_inserted := pg_catalog.array_fill(false, ARRAY[ncand]);
-	cand_sqlstate := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
-	cand_message := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
-	cand_outcome := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
-
-	-- the insert: all valid events in one statement; a range that throws
-	-- is halved (first half first), an element alone is rejected with the
-	-- error
-	IF ncand > 0 THEN
-		todo_lo := ARRAY[1];
-		todo_hi := ARRAY[ncand];
-	END IF;
-	WHILE pg_catalog.cardinality(todo_lo) > 0 LOOP
-		lo := todo_lo[pg_catalog.cardinality(todo_lo)];
-		hi := todo_hi[pg_catalog.cardinality(todo_hi)];
-		todo_lo := todo_lo[1 : pg_catalog.cardinality(todo_lo) - 1];
-		todo_hi := todo_hi[1 : pg_catalog.cardinality(todo_hi) - 1];
-		BEGIN
-			WITH ins AS (
+				               END AS rj
+				          FROM (SELECT t.pos, t.o, t.pending AND NOT t.deep AS pending, t.deep,
+				                       CASE WHEN t.pending AND NOT t.deep THEN t.txt::pg_catalog.jsonb END AS payload
+				                  FROM (SELECT u.pos, u.o, u.pending, u.txt,
+				                               u.pending AND
+--@include nesting
+				                               AS deep
+				                          FROM (SELECT m.pos, m.o, m.o IS NULL AS pending,
+				                                       CASE WHEN m.o IS NULL THEN pg_catalog.convert_from(m.val, 'UTF8') END AS txt
+				                                  FROM unnest(kafka_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
+				                                OFFSET 0) u
+				                        OFFSET 0) t
+				                OFFSET 0) p,
+				               LATERAL (SELECT p.payload) AS ev(payload)
+				        OFFSET 0) v),
+			ins AS (
 				INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
-				SELECT c.id, c.ref, c.payload
-				  FROM unnest(cand_id[lo : hi], cand_ref[lo : hi], cand_payload[lo : hi])
-				       WITH ORDINALITY AS c(id, ref, payload, k)
-				 ORDER BY c.k
+				SELECT f.id, f.payload ->> 'externalReference', f.payload
+				  FROM f WHERE f.valid
+				 ORDER BY f.id, f.pos
 				ON CONFLICT (order_id) DO NOTHING
 				RETURNING received_orders.order_id)
-			-- within one statement the first of equal ids is the one inserted
-			SELECT pg_catalog.array_agg(i.order_id IS NOT NULL AND c.first ORDER BY c.k)
-			  INTO part_inserted
-			  FROM (SELECT u.id, u.k, pg_catalog.lag(u.id) OVER (ORDER BY u.k) IS DISTINCT FROM u.id AS first
-			          FROM pg_catalog.unnest(cand_id[lo : hi]) WITH ORDINALITY AS u(id, k)) c
-			  LEFT JOIN ins i ON i.order_id = c.id;
-			cand_inserted[lo : hi] := part_inserted;
+			SELECT pg_catalog.array_agg(coalesce(x.o, CASE WHEN x.rj IS NOT NULL THEN 'rejected' END) ORDER BY x.pos),
+			       pg_catalog.array_agg(coalesce(st_sqlstate[x.pos], x.rj[1]) ORDER BY x.pos),
+			       pg_catalog.array_agg(coalesce(st_message[x.pos],
+			                                     CASE WHEN x.rj IS NOT NULL THEN
+			                                          (SELECT
+--@include reject-text
+			                                             FROM (SELECT x.rj) AS r(rj))
+			                                     END)
+			                            ORDER BY x.pos),
+			       coalesce(pg_catalog.array_agg(x.pos ORDER BY x.id, x.pos) FILTER (WHERE x.valid), '{}'),
+			       coalesce(pg_catalog.array_agg(x.id ORDER BY x.id, x.pos) FILTER (WHERE x.valid), '{}'),
+			       coalesce(pg_catalog.array_agg(x.payload ->> 'externalReference' ORDER BY x.id, x.pos) FILTER (WHERE x.valid), '{}'),
+			       coalesce(pg_catalog.array_agg(x.first AND i.order_id IS NOT NULL ORDER BY x.id, x.pos) FILTER (WHERE x.valid), '{}')
+			  INTO st_outcome, st_sqlstate, st_message, cand_pos, cand_id, cand_ref, cand_inserted
+			  FROM (SELECT f.*, f.valid AND pg_catalog.row_number() OVER (PARTITION BY f.id ORDER BY f.pos) = 1 AS first
+			          FROM f) x
+			  LEFT JOIN ins i ON x.valid AND i.order_id = x.id;
+			fast_done := true;
 		EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded THEN
-			IF SQLSTATE LIKE '54%' AND ncand <> 1 THEN
-				RAISE;
-			END IF;
-			IF lo = hi THEN
-				GET STACKED DIAGNOSTICS error_detail = PG_EXCEPTION_DETAIL;
-				rj := ARRAY[SQLSTATE, SQLERRM, NULLIF(error_detail, '')];
-				cand_outcome[lo] := 'rejected';
-				cand_sqlstate[lo] := rj[1];
-				cand_message[lo] :=
+			fast_done := false;
+		END;
+	END IF;
+	IF fast_done THEN
+		ncand := pg_catalog.cardinality(cand_pos);
+		cand_sqlstate := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
+		cand_message := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
+		cand_outcome := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
+	ELSE
+		st_payload := pg_catalog.array_fill(NULL::jsonb, ARRAY[n]);
+
+		-- the parse: the whole batch in one statement; a range that throws is
+		-- halved, an element alone is read by event-raw.sql
+		IF n > 0 THEN
+			todo_lo := ARRAY[1];
+			todo_hi := ARRAY[n];
+		ELSE
+			todo_lo := '{}';
+			todo_hi := '{}';
+		END IF;
+		WHILE pg_catalog.cardinality(todo_lo) > 0 LOOP
+			lo := todo_lo[pg_catalog.cardinality(todo_lo)];
+			hi := todo_hi[pg_catalog.cardinality(todo_hi)];
+			todo_lo := todo_lo[1 : pg_catalog.cardinality(todo_lo) - 1];
+			todo_hi := todo_hi[1 : pg_catalog.cardinality(todo_hi) - 1];
+			BEGIN
+				SELECT pg_catalog.array_agg(CASE WHEN t.pending AND NOT t.deep THEN t.txt::pg_catalog.jsonb END ORDER BY t.pos),
+				       pg_catalog.array_agg(t.pending AND t.deep ORDER BY t.pos)
+				  INTO part_payload, part_deep
+				  FROM (SELECT u.pos, u.pending, u.txt,
+				               u.pending AND
+--@include nesting
+				               AS deep
+				          FROM (SELECT m.pos, m.o IS NULL AS pending,
+				                       CASE WHEN m.o IS NULL THEN pg_catalog.convert_from(m.val, 'UTF8') END AS txt
+				                  FROM unnest(kafka_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
+				                 WHERE m.pos BETWEEN lo AND hi
+				                OFFSET 0) u
+				        OFFSET 0) t;
+				IF lo = 1 AND hi = n THEN
+					st_payload := part_payload;
+				ELSE
+					st_payload[lo : hi] := part_payload;
+				END IF;
+				IF true = ANY (part_deep) THEN
+					FOR k IN 1 .. hi - lo + 1 LOOP
+						IF part_deep[k] THEN
+							slow := slow || (lo + k - 1);
+						END IF;
+					END LOOP;
+				END IF;
+			EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+				IF lo = hi THEN
+					slow := slow || lo;
+				ELSE
+					mid := lo + (hi - lo + 1) / 2;
+					todo_lo := todo_lo || ARRAY[mid, lo];
+					todo_hi := todo_hi || ARRAY[hi, mid - 1];
+				END IF;
+			END;
+		END LOOP;
+		FOREACH p IN ARRAY slow LOOP
+			val := kafka_values[pg_catalog.array_lower(kafka_values, 1) + p - 1];
+--@include event-raw
+			IF rj IS NOT NULL THEN
+				st_outcome[p] := 'rejected';
+				st_sqlstate[p] := rj[1];
+				st_message[p] :=
 --@include reject-text
 				;
 			ELSE
-				mid := lo + (hi - lo + 1) / 2;
-				todo_lo := todo_lo || ARRAY[mid, lo];
-				todo_hi := todo_hi || ARRAY[hi, mid - 1];
+				st_payload[p] := parsed;
 			END IF;
-		END;
-	END LOOP;
+		END LOOP;
+
+		-- the field rules, and the valid events sorted by order_id, position,
+		-- in one statement
+		SELECT pg_catalog.array_agg(coalesce(f.st_o, CASE WHEN f.rj IS NOT NULL THEN 'rejected' END) ORDER BY f.pos),
+		       pg_catalog.array_agg(coalesce(f.st_s, f.rj[1]) ORDER BY f.pos),
+		       pg_catalog.array_agg(coalesce(f.st_m,
+		                                     CASE WHEN f.rj IS NOT NULL THEN
+		                                          (SELECT
+--@include reject-text
+		                                             FROM (SELECT f.rj) AS x(rj))
+		                                     END)
+		                            ORDER BY f.pos),
+		       coalesce(pg_catalog.array_agg(f.pos ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}'),
+		       coalesce(pg_catalog.array_agg(f.id ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}'),
+		       coalesce(pg_catalog.array_agg(f.payload ->> 'externalReference' ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}'),
+		       coalesce(pg_catalog.array_agg(f.payload ORDER BY f.id, f.pos) FILTER (WHERE f.valid), '{}')
+		  INTO st_outcome, st_sqlstate, st_message, cand_pos, cand_id, cand_ref, cand_payload
+		  FROM (SELECT v.*, v.st_o IS NULL AND v.rj IS NULL AS valid,
+		               CASE WHEN v.st_o IS NULL AND v.rj IS NULL THEN (v.payload ->> 'orderId')::uuid END AS id
+		          FROM (SELECT s.pos, s.st_o, s.st_s, s.st_m, s.payload,
+		                       CASE WHEN s.st_o IS NULL THEN
+--@include event-fields
+		                       END AS rj
+		                  FROM unnest(st_outcome, st_sqlstate, st_message, st_payload)
+		                       WITH ORDINALITY AS s(st_o, st_s, st_m, payload, pos),
+		                       LATERAL (SELECT s.payload) AS ev(payload)
+		                OFFSET 0) v
+		        OFFSET 0) f;
+		ncand := pg_catalog.cardinality(cand_pos);
+		cand_inserted := pg_catalog.array_fill(false, ARRAY[ncand]);
+		cand_sqlstate := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
+		cand_message := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
+		cand_outcome := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
+
+		-- the insert: all valid events in one statement; a range that throws
+		-- is halved (first half first), an element alone is rejected with the
+		-- error
+		IF ncand > 0 THEN
+			todo_lo := ARRAY[1];
+			todo_hi := ARRAY[ncand];
+		END IF;
+		WHILE pg_catalog.cardinality(todo_lo) > 0 LOOP
+			lo := todo_lo[pg_catalog.cardinality(todo_lo)];
+			hi := todo_hi[pg_catalog.cardinality(todo_hi)];
+			todo_lo := todo_lo[1 : pg_catalog.cardinality(todo_lo) - 1];
+			todo_hi := todo_hi[1 : pg_catalog.cardinality(todo_hi) - 1];
+			BEGIN
+				WITH ins AS (
+					INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
+					SELECT c.id, c.ref, c.payload
+					  FROM unnest(cand_id[lo : hi], cand_ref[lo : hi], cand_payload[lo : hi])
+					       WITH ORDINALITY AS c(id, ref, payload, k)
+					 ORDER BY c.k
+					ON CONFLICT (order_id) DO NOTHING
+					RETURNING received_orders.order_id)
+				-- within one statement the first of equal ids is the one inserted
+				SELECT pg_catalog.array_agg(i.order_id IS NOT NULL AND c.first ORDER BY c.k)
+				  INTO part_inserted
+				  FROM (SELECT u.id, u.k, pg_catalog.lag(u.id) OVER (ORDER BY u.k) IS DISTINCT FROM u.id AS first
+				          FROM pg_catalog.unnest(cand_id[lo : hi]) WITH ORDINALITY AS u(id, k)) c
+				  LEFT JOIN ins i ON i.order_id = c.id;
+				cand_inserted[lo : hi] := part_inserted;
+			EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded THEN
+				IF SQLSTATE LIKE '54%' AND ncand <> 1 THEN
+					RAISE;
+				END IF;
+				IF lo = hi THEN
+					GET STACKED DIAGNOSTICS error_detail = PG_EXCEPTION_DETAIL;
+					rj := ARRAY[SQLSTATE, SQLERRM, NULLIF(error_detail, '')];
+					cand_outcome[lo] := 'rejected';
+					cand_sqlstate[lo] := rj[1];
+					cand_message[lo] :=
+--@include reject-text
+					;
+				ELSE
+					mid := lo + (hi - lo + 1) / 2;
+					todo_lo := todo_lo || ARRAY[mid, lo];
+					todo_hi := todo_hi || ARRAY[hi, mid - 1];
+				END IF;
+			END;
+		END LOOP;
+	END IF;
 
 	-- outcome.c's RoOutcomeResolveNotInserted: the stored references of
 	-- the events not inserted, in one statement (a new snapshot: it sees
