@@ -3,19 +3,21 @@
 -- that materialize_orders.sql (the plain form) and
 -- materialize_orders_for_group.sql include; with_group tells the forms apart.
 --
--- The normal path is a few statements for the whole batch: the checks that
--- cannot throw (null, size), one statement that reads every value as UTF-8
--- and jsonb, one that applies the field rules (event-fields.sql), one
--- INSERT ... ON CONFLICT (order_id) DO NOTHING of every valid event in
--- order_id order, one that reads the stored references of those not
--- inserted, one INSERT into the quarantine.  The parse and the insert each
--- run in one subtransaction (an EXCEPTION block); should one throw, its
--- range is halved until the error is pinned on its element (about 2 log2(n)
--- subtransactions per bad element), and only that element is read one
--- check at a time (event-raw.sql).  As in batch.c, only errors an event's
--- data can cause (classes 22 and 23; 54 while parsing, or at the insert of
--- a call's only event) are pinned on an element; any other error fails the
--- call.
+-- The normal path is two statements for the whole batch (then the
+-- duplicates' stored references, the quarantine, the positions, the
+-- result): the checks that cannot throw (null, size), then, in one
+-- subtransaction (an EXCEPTION block), one that reads every value as UTF-8
+-- and jsonb, applies the nesting and field rules (nesting.sql,
+-- event-fields.sql), inserts every valid event in order_id order with
+-- INSERT ... ON CONFLICT (order_id) DO NOTHING and returns the outcomes,
+-- as batch.c's BatchParseAndInsertAll.  Should it throw, the batch is
+-- taken step by step: the parse, the field rules, the insert, each range
+-- that throws halved until the error is pinned on its element (about
+-- 2 log2(n) subtransactions per bad element), and only that element read
+-- one check at a time (event-raw.sql).  As in batch.c, only errors an
+-- event's data can cause (classes 22 and 23; 54 while parsing, or at the
+-- insert of a call's only event) are pinned on an element; any other error
+-- fails the call.
 DECLARE
 	max_event_bytes CONSTANT integer := 1048576;
 	n integer;
