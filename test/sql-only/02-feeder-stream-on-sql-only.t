@@ -35,7 +35,10 @@ e2e_setup_db() {
 	"$RO_ROOT/tools/build-sql-only" "$E2E_TMP/sql-only" || return 1
 	chmod -R a+rX "$E2E_TMP/sql-only"
 	dropdb --if-exists "$E2E_DB" >/dev/null 2>&1
-	psql -X -q -d postgres -c "DROP ROLE IF EXISTS $ADMIN" -c "CREATE ROLE $ADMIN LOGIN NOSUPERUSER CREATEROLE CREATEDB" || return 1
+	psql -X -q -d postgres -v admin="$ADMIN" <<-'EOF2' || return 1
+		SELECT format('CREATE ROLE %I LOGIN NOSUPERUSER CREATEROLE CREATEDB', :'admin')
+		 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'admin') \gexec
+	EOF2
 	createdb -U "$ADMIN" "$E2E_DB" || return 1
 	psql -X -q -v ON_ERROR_STOP=1 -U "$ADMIN" -d "$E2E_DB" -f "$E2E_TMP/sql-only/received_orders.sql" >/dev/null || return 1
 	psql -X -q -v ON_ERROR_STOP=1 -U "$ADMIN" -d "$E2E_DB" \
@@ -47,7 +50,6 @@ e2e_setup_db() {
 	EOF2
 	E2E_DSN="host=$PGHOST port=$PGPORT dbname=$E2E_DB user=$E2E_ROLE password=$E2E_PASSWORD"
 }
-ro_on_exit "psql -X -q -d postgres -c 'DROP ROLE IF EXISTS $ADMIN' >/dev/null 2>&1"
 
 kafka_start 3 "$E2E_TOPIC:4" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database on the SQL-only flavour"
@@ -114,4 +116,10 @@ check "a divergent duplicate across partitions: one stored, the other quarantine
 is "$(acks_ahead "$GROUP")" "" "no offset committed in Kafka is ahead of the database's position"
 feeder_stop second
 is "$?" 0 "SIGTERM: the feeder exits 0"
+
+# the roles this script made, once the database is gone (the owner role
+# stays while another database holds the flavour)
+e2e_drop_db
+psql -X -q -d postgres -c "DROP ROLE IF EXISTS $ADMIN" >/dev/null 2>&1
+psql -X -q -d postgres -c "DROP ROLE IF EXISTS received_orders_owner" >/dev/null 2>&1
 tap_done
