@@ -1,3 +1,4 @@
+#!/bin/bash
 # test/lib/debian_root.sh — enter a Debian root made by debootstrap
 # (tools/build-trixie-root) to run a command there, with only what a run
 # needs bind-mounted, and nothing left mounted afterwards.
