@@ -16,7 +16,9 @@
 #                            --mount, private propagation): nobody outside
 #                            sees them, and the kernel drops them when the
 #                            last process of the run ends, however it ends;
-#                            they are also unmounted when CMD returns.  The
+#                            they are also unmounted when CMD returns, and
+#                            the empty directories made inside ROOT for
+#                            them removed.  The
 #                            network is this machine's: a server the run
 #                            starts listens on this machine's 127.0.0.1.
 #   dr_mounts_under DIR      print the mount points of this namespace at or
@@ -30,7 +32,7 @@
 
 # dr_run — see the header
 dr_run() {
-	local root=$1 binds=() env=()
+	local root=$1 binds=() env=() made=() dir top status=0
 	shift
 	while [[ $# -gt 0 && $1 != -- ]]; do
 		[[ $1 == --bind && $# -ge 2 ]] || { ro_log "dr_run: usage: dr_run ROOT [--bind DIR]... -- CMD..."; return 2; }
@@ -40,6 +42,16 @@ dr_run() {
 	[[ ${1:-} == -- ]] || { ro_log "dr_run: usage: dr_run ROOT [--bind DIR]... -- CMD..."; return 2; }
 	shift
 	[[ -x $root/bin/sh ]] || { ro_log "dr_run: $root is not a root (no bin/sh)"; return 1; }
+	# the mount points that do not exist yet, to remove when empty afterwards
+	for dir in "${binds[@]}"; do
+		top=
+		dir=$root$dir
+		while [[ ! -e $dir ]]; do
+			top=$dir
+			dir=$(dirname "$dir")
+		done
+		[[ -z $top ]] || made+=("$top")
+	done
 	env=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
 		LANG=C.UTF-8 TERM="${TERM:-dumb}")
 	unshare --mount --propagation private -- /bin/bash -c '
@@ -65,7 +77,11 @@ dr_run() {
 		status=0
 		chroot "$root" /usr/bin/env -i "$@" || status=$?
 		exit "$status"
-	' dr_run "$root" "${binds[@]}" -- "${env[@]}" "$@"
+	' dr_run "$root" "${binds[@]}" -- "${env[@]}" "$@" || status=$?
+	for dir in "${made[@]}"; do
+		[[ -d $dir ]] && find "$dir" -depth -type d -empty -delete 2>/dev/null
+	done
+	return "$status"
 }
 
 # dr_mounts_under — see the header

@@ -66,8 +66,10 @@ tap_like "$(tr '\n' ' ' <"$WORK/inside")" "(^| )/proc .*/dev/pts .*/dev/shm .*$W
 tap_is "$(dr_mounts_under "$ROOT")" "" "while the run goes on, none of its mounts is seen outside"
 kill -KILL "$run" 2>/dev/null || true
 wait "$run" 2>/dev/null || true
-# the sleep inside outlives the run's shell: its PID is this machine's
+# the sleep inside outlives the run's shell: its PID is this machine's;
+# the killed run left its empty mount point inside the root
 kill "$(cat "$WORK/sleeper")" 2>/dev/null || true
+ro_on_exit "rmdir '$ROOT$WORK' 2>/dev/null || true"
 tap_is "$(dr_mounts_under "$ROOT"; findmnt -rn -o TARGET | grep -c "$ROOT" || true)" "0" \
 	"after the run's shell is killed with SIGKILL nothing is left mounted under the root"
 
