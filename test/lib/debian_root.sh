@@ -6,7 +6,7 @@
 # Sourced (bash, after common.sh), or run as a program: test/lib/debian_root.sh
 # ROOT ... is dr_run ROOT ... (test/run runs it so, under its time limit).
 #
-#   dr_run ROOT [--bind DIR]... -- [VAR=VALUE]... CMD...
+#   dr_run ROOT [--overlay DIR] [--bind DIR]... -- [VAR=VALUE]... CMD...
 #                            run CMD chrooted into ROOT as root, with /proc,
 #                            /dev, /dev/pts and /dev/shm of this machine
 #                            bind-mounted at the same places inside, and
@@ -18,7 +18,13 @@
 #                            last process of the run ends, however it ends;
 #                            they are also unmounted when CMD returns, and
 #                            the empty directories made inside ROOT for
-#                            them removed.  The
+#                            them removed.  With --overlay DIR, CMD runs in
+#                            a copy of ROOT that costs nothing: an overlay
+#                            mount of ROOT (read only beneath) and DIR/up,
+#                            which receives every change (DIR/work and
+#                            DIR/merged are the overlay's own); ROOT stays
+#                            as it was, and another run with the same DIR
+#                            sees what the first one changed.  The
 #                            network is this machine's: a server the run
 #                            starts listens on this machine's 127.0.0.1.
 #   dr_mounts_under DIR      print the mount points of this namespace at or
@@ -32,16 +38,20 @@
 
 # dr_run — see the header
 dr_run() {
-	local root=$1 binds=() env=() made=() dir top status=0
+	local root=$1 overlay= binds=() env=() made=() dir top status=0
 	shift
-	while [[ $# -gt 0 && $1 != -- ]]; do
-		[[ $1 == --bind && $# -ge 2 ]] || { ro_log "dr_run: usage: dr_run ROOT [--bind DIR]... -- CMD..."; return 2; }
-		binds+=("$2")
+	while [[ $# -ge 2 && ($1 == --bind || $1 == --overlay) ]]; do
+		if [[ $1 == --bind ]]; then
+			binds+=("$2")
+		else
+			overlay=$2
+		fi
 		shift 2
 	done
-	[[ ${1:-} == -- ]] || { ro_log "dr_run: usage: dr_run ROOT [--bind DIR]... -- CMD..."; return 2; }
+	[[ ${1:-} == -- ]] || { ro_log "dr_run: usage: dr_run ROOT [--overlay DIR] [--bind DIR]... -- CMD..."; return 2; }
 	shift
 	[[ -x $root/bin/sh ]] || { ro_log "dr_run: $root is not a root (no bin/sh)"; return 1; }
+	[[ -z $overlay ]] || mkdir -p "$overlay/up" "$overlay/work" "$overlay/merged"
 	# the mount points that do not exist yet, to remove when empty afterwards
 	for dir in "${binds[@]}"; do
 		top=
@@ -57,7 +67,12 @@ dr_run() {
 	unshare --mount --propagation private -- /bin/bash -c '
 		set -e
 		root=$1
-		shift
+		overlay=$2
+		shift 2
+		if [[ -n $overlay ]]; then
+			mount -t overlay overlay -o "lowerdir=$root,upperdir=$overlay/up,workdir=$overlay/work" "$overlay/merged"
+			root=$overlay/merged
+		fi
 		binds=()
 		while [[ $1 != -- ]]; do binds+=("$1"); shift; done
 		shift
@@ -77,7 +92,7 @@ dr_run() {
 		status=0
 		chroot "$root" /usr/bin/env -i "$@" || status=$?
 		exit "$status"
-	' dr_run "$root" "${binds[@]}" -- "${env[@]}" "$@" || status=$?
+	' dr_run "$root" "$overlay" "${binds[@]}" -- "${env[@]}" "$@" || status=$?
 	for dir in "${made[@]}"; do
 		[[ -d $dir ]] && find "$dir" -depth -type d -empty -delete 2>/dev/null
 	done
