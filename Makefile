@@ -149,6 +149,8 @@ sanitize:
 # Debian packages (debian/, docs/packaging.md), built in a copy of the tree
 # so that the package build's clean step leaves this tree alone: the .deb
 # files (no -dbgsym ones) end in build/deb/, lintian must find no error.
+# debian/control is made again from control.in for the majors this
+# machine's postgresql-common supports (15 on Debian 12, 17 on Debian 13).
 DEB_DIR = build/deb
 
 deb:
@@ -156,6 +158,7 @@ deb:
 	mkdir -p $(DEB_DIR)/src
 	tar -cf - --exclude=./build --exclude=./.git --exclude='*.o' --exclude='*.bc' . | \
 		tar -xf - -C $(DEB_DIR)/src
+	cd $(DEB_DIR)/src && pg_buildext updatecontrol
 	cd $(DEB_DIR)/src && DEB_BUILD_OPTIONS="noautodbgsym $$DEB_BUILD_OPTIONS" dpkg-buildpackage -us -uc -b
 	rm -rf $(DEB_DIR)/src
 	lintian --fail-on error $(DEB_DIR)/*.changes

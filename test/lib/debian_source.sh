@@ -10,6 +10,10 @@
 #
 #   ds_init CACHE LOG SAY    where the state lives, the log of apt's output,
 #                            the function that prints progress
+#   ds_archive_uri main|security
+#                            the URI the system's own apt sources use for
+#                            its release's main (bookworm on Debian 12,
+#                            trixie in the Debian 13 root) or security suite
 #   ds_apt_update SUITE...   write the deb-src lines of SUITEs (sid, trixie,
 #                            trixie-security, bookworm, bookworm-security:
 #                            the archive the system's own apt uses for the
@@ -41,8 +45,7 @@ ds__apt_opts() {
 }
 
 # ds__archive_uri SUITE — the URI the system's own apt sources use for SUITE
-# (bookworm for the main archive, bookworm-security for the security
-# archive), from the deb822 files of sources.list.d or a one-line
+# (the release's main suite, or its -security suite), from the deb822 files of sources.list.d or a one-line
 # sources.list
 ds__archive_uri() {
 	local suite=$1 uri
@@ -60,10 +63,22 @@ ds__archive_uri() {
 	printf '%s\n' "$uri"
 }
 
+# ds_archive_uri — see the header
+ds_archive_uri() {
+	local codename
+	codename=$(. /etc/os-release && printf '%s\n' "${VERSION_CODENAME:-}")
+	[[ -n $codename ]] || { "$DS_SAY" "no VERSION_CODENAME in /etc/os-release"; return 1; }
+	case $1 in
+	main) ds__archive_uri "$codename" ;;
+	security) ds__archive_uri "$codename-security" ;;
+	*) return 2 ;;
+	esac
+}
+
 ds_apt_update() {
 	local opts main security suite uri
-	main=$(ds__archive_uri bookworm) || return 1
-	security=$(ds__archive_uri bookworm-security) || return 1
+	main=$(ds_archive_uri main) || return 1
+	security=$(ds_archive_uri security) || return 1
 	mkdir -p "$DS_CACHE/apt/lists/partial" "$DS_CACHE/apt/archives/partial"
 	: >"$DS_CACHE/apt/sources.list"
 	for suite in "$@"; do
