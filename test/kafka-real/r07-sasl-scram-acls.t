@@ -31,16 +31,6 @@ ND_TOPIC_GROUP=r07-nd-topic-group-$$
 ND_GROUP=r07-nd-group-$$
 plan 41
 
-# acl ARGS... — AclCommand against the PLAINTEXT listener (a super user);
-# Kafka 3.x keeps it in the broker's jar as kafka.admin.AclCommand (the
-# pom-3.x.xml runs, see docs/compatibility.md)
-acl() {
-	local class=org.apache.kafka.tools.AclCommand
-	grep -qa 'org/apache/kafka/tools/AclCommand.class' "$AK_LIB"/kafka-tools-[0-9]*.jar ||
-		class=kafka.admin.AclCommand
-	ak_java "$class" --bootstrap-server "$AK_BOOTSTRAP" "$@" >/dev/null
-}
-
 # acl_read_deny_describe RESOURCES... -- DENIED — $KR_SASL_NODESCRIBE
 # may read (and so describe) RESOURCES, but DESCRIBE on DENIED is denied
 acl_read_deny_describe() {
@@ -50,8 +40,8 @@ acl_read_deny_describe() {
 		shift
 	done
 	shift
-	acl --add --allow-principal "User:$KR_SASL_NODESCRIBE" --operation Read "${allow[@]}" &&
-		acl --add --deny-principal "User:$KR_SASL_NODESCRIBE" --operation Describe "$@"
+	kr_acl --add --allow-principal "User:$KR_SASL_NODESCRIBE" --operation Read "${allow[@]}" &&
+		kr_acl --add --deny-principal "User:$KR_SASL_NODESCRIBE" --operation Describe "$@"
 }
 
 # sasl_feeder NAME USER PASSWORD MECHANISM — a feeder on the SASL_SSL listener
@@ -70,10 +60,10 @@ kr_topic "$ND_TOPIC" 1 || bail "could not create $ND_TOPIC"
 produce_part 1 300 || bail "kcat could not produce"
 
 check "ACLs: $KR_SASL_USER may read and describe the topic and read the group" \
-	acl --add --allow-principal "User:$KR_SASL_USER" --operation Read --operation Describe \
+	kr_acl --add --allow-principal "User:$KR_SASL_USER" --operation Read --operation Describe \
 	--topic "$E2E_TOPIC" --group "$GROUP"
 check "ACLs: $KR_SASL_OTHER may read the topic but nothing on the group" \
-	acl --add --allow-principal "User:$KR_SASL_OTHER" --operation Read --operation Describe --topic "$E2E_TOPIC"
+	kr_acl --add --allow-principal "User:$KR_SASL_OTHER" --operation Read --operation Describe --topic "$E2E_TOPIC"
 # READ implies DESCRIBE: only a DENY takes DESCRIBE away from a reader
 check "ACLs: $KR_SASL_NODESCRIBE may read $ND_TOPIC and its group but is denied DESCRIBE on the topic" \
 	acl_read_deny_describe --topic "$ND_TOPIC" --group "$ND_TOPIC_GROUP" -- --topic "$ND_TOPIC"

@@ -29,11 +29,6 @@ tokens() {
 	grep -c "^token client=$KR_OIDC_CLIENT " "$AK_OIDC_LOG"
 }
 
-# acl ARGS... — AclCommand against the PLAINTEXT listener (a super user)
-acl() {
-	ak_java org.apache.kafka.tools.AclCommand --bootstrap-server "$AK_BOOTSTRAP" "$@" >/dev/null
-}
-
 kr_cluster || bail "could not start Apache Kafka"
 [ -n "$AK_OIDC_BOOTSTRAP" ] || bail "the cluster has no OAUTHBEARER listener (AK_OIDC=1)"
 e2e_setup_db || bail "could not set up the database"
@@ -41,7 +36,7 @@ kr_topic "$E2E_TOPIC" $PARTITIONS || bail "could not create $E2E_TOPIC"
 produce_part 1 200 || bail "kcat could not produce"
 
 check "ACLs: User:$KR_OIDC_CLIENT (the token's sub) may read and describe the topic and read the group" \
-	acl --add --allow-principal "User:$KR_OIDC_CLIENT" --operation Read --operation Describe \
+	kr_acl --add --allow-principal "User:$KR_OIDC_CLIENT" --operation Read --operation Describe \
 	--topic "$E2E_TOPIC" --group "$GROUP"
 
 kr_oidc_args "$KR_OIDC_CLIENT" not-the-secret

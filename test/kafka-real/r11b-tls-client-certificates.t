@@ -22,11 +22,6 @@ E2E_TOPIC=r11b-orders-$$
 GROUP=r11b-group-$$
 plan 17
 
-# acl ARGS... — AclCommand against the PLAINTEXT listener (a super user)
-acl() {
-	ak_java org.apache.kafka.tools.AclCommand --bootstrap-server "$AK_BOOTSTRAP" "$@" >/dev/null
-}
-
 kr_cluster || bail "could not start Apache Kafka"
 [ -n "$AK_MTLS_BOOTSTRAP" ] || bail "the cluster has no SSL listener with client certificates (AK_SASL=1)"
 e2e_setup_db || bail "could not set up the database"
@@ -36,7 +31,7 @@ tls=$AK_CA
 tls=${tls%/ca.pem}
 
 check "ACLs: User:$KR_TLS_USER (the certificate's CN) may read and describe the topic and read the group" \
-	acl --add --allow-principal "User:$KR_TLS_USER" --operation Read --operation Describe \
+	kr_acl --add --allow-principal "User:$KR_TLS_USER" --operation Read --operation Describe \
 	--topic "$E2E_TOPIC" --group "$GROUP"
 
 KR_REFUSED_TODO="feeder/kafka.c's kafka_refused_by to call kafka_refusal_of_error"

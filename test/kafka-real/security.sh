@@ -3,6 +3,10 @@
 #
 # Sourced by those scripts after lib.sh.  Functions:
 #
+#   kr_acl ARGS...          AclCommand against the PLAINTEXT listener (a
+#                           super user); Kafka 3.x keeps it in the broker's
+#                           jar as kafka.admin.AclCommand (the pom-3.x.xml
+#                           runs, see docs/compatibility.md)
 #   kr_oidc_args CLIENT_ID SECRET
 #                           the feeder's -X options for the OAUTHBEARER
 #                           listener, tokens from the suite's OIDC issuer
@@ -22,6 +26,14 @@
 #                           reason), the first three are TODO points (lib.sh's
 #                           todo): a refusal the feeder does not end on yet
 # shellcheck shell=bash
+
+# kr_acl ARGS... — see the header
+kr_acl() {
+	local class=org.apache.kafka.tools.AclCommand
+	grep -qa 'org/apache/kafka/tools/AclCommand.class' "$AK_LIB"/kafka-tools-[0-9]*.jar ||
+		class=kafka.admin.AclCommand
+	ak_java "$class" --bootstrap-server "$AK_BOOTSTRAP" "$@" >/dev/null
+}
 
 # kr_oidc_args CLIENT_ID SECRET — see the header
 kr_oidc_args() {
