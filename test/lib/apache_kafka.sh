@@ -501,7 +501,21 @@ ak_attach() {
 	export AK_BOOTSTRAP KAFKA_BOOTSTRAP
 }
 
-# ak_stop — stop every node, by PID, and remove the data
+# ak__stop_issuer — SIGTERM the OIDC issuer, wait for its exit (10 s; it
+# may not be this shell's child), then SIGKILL
+ak__stop_issuer() {
+	local pid=$AK_OIDC_ISSUER_PID deadline=$((SECONDS + 10))
+	[[ -n $pid ]] || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+		sleep 0.2
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	AK_OIDC_ISSUER_PID=
+}
+
+# ak_stop — stop every node and the OIDC issuer, by PID, and remove the data
 ak_stop() {
 	local i
 	for ((i = 1; i <= AK_NODES; i++)); do
@@ -510,11 +524,7 @@ ak_stop() {
 	for ((i = 1; i <= AK_NODES; i++)); do
 		ak_stop_node "$i" 30
 	done
-	if [[ -n $AK_OIDC_ISSUER_PID ]]; then
-		kill -TERM "$AK_OIDC_ISSUER_PID" 2>/dev/null || true
-		wait "$AK_OIDC_ISSUER_PID" 2>/dev/null || true
-		AK_OIDC_ISSUER_PID=
-	fi
+	ak__stop_issuer
 	if [[ -n $AK_DIR ]]; then
 		if [[ ${RO_KEEP_TMP:-0} == 1 ]]; then
 			ak__log "kept $AK_DIR"
