@@ -20,7 +20,9 @@ typedef enum kafka_refusal
 	KAFKA_REFUSAL_AUTHENTICATION,	/* SASL credentials or mechanism */
 	KAFKA_REFUSAL_GROUP,		/* no READ ACL on the consumer group */
 	KAFKA_REFUSAL_TOPIC,		/* no READ/DESCRIBE ACL on a topic */
-	KAFKA_REFUSAL_CLUSTER		/* an ACL on the cluster resource */
+	KAFKA_REFUSAL_CLUSTER,		/* an ACL on the cluster resource */
+	KAFKA_REFUSAL_CERTIFICATE	/* the brokers refused the TLS client
+								 * certificate (or its absence) */
 } kafka_refusal;
 
 /* What the hint names: any of these may be NULL (not known). */
@@ -34,6 +36,8 @@ typedef struct kafka_refusal_context
 } kafka_refusal_context;
 
 extern kafka_refusal kafka_refusal_of(rd_kafka_resp_err_t err);
+extern kafka_refusal kafka_refusal_of_error(rd_kafka_resp_err_t err,
+											const char *reason);
 extern const char *kafka_refusal_name(kafka_refusal r);
 extern void kafka_refusal_principal(const kafka_refusal_context *ctx,
 									char *buf, size_t len);

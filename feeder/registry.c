@@ -49,6 +49,7 @@
 
 #include "avro_alloc.h"
 #include "registry.h"
+#include "tls_alert.h"
 #include "registry_refs.h"
 #include "registry_unknown.h"
 #include "utf8.h"
@@ -270,29 +271,13 @@ registry_error_code(const registry_body *body, char *message, size_t len)
 /*
  * registry_tls_alert_refuses
  *		Whether libcurl's error text reports a TLS alert by which the peer
- *		refuses the client's certificate: OpenSSL's "tlsv13 alert
- *		certificate required", "sslv3 alert bad certificate", "tlsv1 alert
- *		unknown ca"...  Any other alert is not about the certificate (a
- *		load balancer under strain sends "internal error"; "close notify"
- *		is a peer closing), so it says nothing of the configuration.
+ *		refuses the client's certificate (tls_alert.c, shared with the
+ *		Kafka client's refusals).
  */
 int
 registry_tls_alert_refuses(const char *text)
 {
-	static const char *const refusals[] = {
-		"certificate required", "bad certificate", "unknown ca",
-		"certificate unknown", "certificate expired", "certificate revoked",
-		"unsupported certificate", "access denied"
-	};
-	const char *alert;
-	size_t		i;
-
-	for (alert = strstr(text, " alert "); alert != NULL;
-		 alert = strstr(alert + 1, " alert "))
-		for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
-			if (strncmp(alert + 7, refusals[i], strlen(refusals[i])) == 0)
-				return 1;
-	return 0;
+	return tls_alert_refuses_certificate(text);
 }
 
 /*

@@ -39,10 +39,21 @@
 # principal, ANONYMOUS, is a super user) and, with AK_SASL=1 set before
 # ak_start, a SASL_SSL one (AK_SASL_BOOTSTRAP; the users of AK_SASL_USERS,
 # "NAME:PASSWORD" words, for SCRAM-SHA-512 and SCRAM-SHA-256 (created at
-# format time) and for PLAIN (in the listener's JAAS line); a server
-# certificate for IP 127.0.0.1 signed by itself, its PEM in AK_CA) with
-# StandardAuthorizer: a SCRAM user may only do what ACLs allow.  Inter-node
-# traffic uses listeners of its own.  AK_EXTRA_CONFIG: lines appended to
+# format time) and for PLAIN (in the listener's JAAS line)) and an SSL one
+# demanding a client certificate (AK_MTLS_BOOTSTRAP; ssl.client.auth=
+# required, the principal is the certificate's CN: User:ro-tls-feeder for
+# $AK_DIR/tls/client.pem and .key; rogue-client.pem and .key carry the same
+# CN signed by another CA), all with StandardAuthorizer: a user may only do
+# what ACLs allow.  The certificates come from a test CA made at start
+# (AK_CA, its PEM; the server's for IP 127.0.0.1).  With AK_OIDC=1 too, an
+# OIDC issuer (tools/oidc-issuer/Issuer.java, HTTPS with the test CA, at
+# AK_OIDC_TOKEN_URL; its clients AK_OIDC_CLIENTS, "ID:SECRET:LIFETIME"
+# words; a line per token served in AK_OIDC_LOG) and a SASL_SSL listener
+# for OAUTHBEARER (AK_OIDC_BOOTSTRAP) whose tokens Kafka's
+# OAuthBearerValidatorCallbackHandler checks against the issuer's JWKS
+# (audience AK_OIDC_AUDIENCE, 2 s of clock skew, re-authentication when a
+# token expires); the principal is User:<client id>.  Inter-node traffic
+# uses listeners of its own.  AK_EXTRA_CONFIG: lines appended to
 # every node's server.properties; AK_HEAP: default -Xms128m -Xmx256m;
 # AK_DETACH=1: ak_start registers no exit handler (the cluster outlives the
 # shell that started it; ak_stop, from ak_attach, ends it).
@@ -67,6 +78,18 @@ AK_SASL=${AK_SASL:-0}
 AK_SASL_BOOTSTRAP=
 AK_SASL_USERS=${AK_SASL_USERS:-}
 AK_CA=
+AK_MTLS_PORTS=()
+AK_MTLS_BOOTSTRAP=
+AK_OIDC=${AK_OIDC:-0}
+AK_OIDC_CLIENTS=${AK_OIDC_CLIENTS:-}
+AK_OIDC_AUDIENCE=received-orders-kafka
+AK_OIDC_PORTS=()
+AK_OIDC_BOOTSTRAP=
+AK_OIDC_ISSUER_PORT=
+AK_OIDC_ISSUER_PID=
+AK_OIDC_TOKEN_URL=
+AK_OIDC_LOG=
+AK_JVM_OPTS=
 AK_EXTRA_CONFIG=${AK_EXTRA_CONFIG:-}
 AK_HEAP=${AK_HEAP:--Xms128m -Xmx256m}
 AK_START_SECONDS=
@@ -120,7 +143,7 @@ ak_java() {
 
 # ak__new_port — a free port none of this cluster's listeners has yet
 ak__new_port() {
-	local port taken=" ${AK_PORTS[*]} ${AK_INTERNAL_PORTS[*]} ${AK_CONTROLLER_PORTS[*]} ${AK_SASL_PORTS[*]} " try
+	local port taken=" ${AK_PORTS[*]} ${AK_INTERNAL_PORTS[*]} ${AK_CONTROLLER_PORTS[*]} ${AK_SASL_PORTS[*]} ${AK_MTLS_PORTS[*]} ${AK_OIDC_PORTS[*]} $AK_OIDC_ISSUER_PORT " try
 	for ((try = 0; try < 20; try++)); do
 		port=$(ro_free_port) || break
 		[[ $taken == *" $port "* ]] || { echo "$port"; return 0; }
@@ -140,9 +163,14 @@ ak__write_config() {
 	advertised="CLIENT://127.0.0.1:${AK_PORTS[i]},INTERNAL://127.0.0.1:${AK_INTERNAL_PORTS[i]}"
 	protocols="CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT"
 	if [[ $AK_SASL == 1 ]]; then
-		listeners+=",SASL://127.0.0.1:${AK_SASL_PORTS[i]}"
-		advertised+=",SASL://127.0.0.1:${AK_SASL_PORTS[i]}"
-		protocols+=",SASL:SASL_SSL"
+		listeners+=",SASL://127.0.0.1:${AK_SASL_PORTS[i]},MTLS://127.0.0.1:${AK_MTLS_PORTS[i]}"
+		advertised+=",SASL://127.0.0.1:${AK_SASL_PORTS[i]},MTLS://127.0.0.1:${AK_MTLS_PORTS[i]}"
+		protocols+=",SASL:SASL_SSL,MTLS:SSL"
+	fi
+	if [[ $AK_OIDC == 1 ]]; then
+		listeners+=",OIDC://127.0.0.1:${AK_OIDC_PORTS[i]}"
+		advertised+=",OIDC://127.0.0.1:${AK_OIDC_PORTS[i]}"
+		protocols+=",OIDC:SASL_SSL"
 	fi
 	mkdir -p "$dir/data"
 	cat >"$dir/server.properties" <<-EOF
@@ -195,23 +223,92 @@ ak__write_config() {
 			authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 			allow.everyone.if.no.acl.found=false
 			super.users=User:ANONYMOUS
+			listener.name.mtls.ssl.client.auth=required
+			listener.name.mtls.ssl.truststore.type=PEM
+			listener.name.mtls.ssl.truststore.location=$AK_CA
+			ssl.principal.mapping.rules=RULE:^CN=([^,]*)$/\$1/,DEFAULT
+		EOF
+	fi
+	if [[ $AK_OIDC == 1 ]]; then
+		cat >>"$dir/server.properties" <<-EOF
+			listener.name.oidc.sasl.enabled.mechanisms=OAUTHBEARER
+			listener.name.oidc.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ;
+			listener.name.oidc.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler
+			listener.name.oidc.oauthbearer.connections.max.reauth.ms=3600000
+			sasl.oauthbearer.jwks.endpoint.url=https://127.0.0.1:$AK_OIDC_ISSUER_PORT/jwks
+			sasl.oauthbearer.expected.audience=$AK_OIDC_AUDIENCE
+			sasl.oauthbearer.expected.issuer=https://127.0.0.1:$AK_OIDC_ISSUER_PORT
+			sasl.oauthbearer.clock.skew.seconds=2
 		EOF
 	fi
 	[[ -n $AK_EXTRA_CONFIG ]] && printf '%s\n' "$AK_EXTRA_CONFIG" >>"$dir/server.properties"
 	return 0
 }
 
-# ak__make_certificate — a self-signed server certificate for IP 127.0.0.1
-# in a PKCS12 keystore, its PEM as the clients' CA ($AK_CA)
+# ak__issue NAME SUBJECT EXTENSIONS [CA] — a key and a certificate
+# $AK_DIR/tls/NAME.{key,pem} signed by CA (default ca: $AK_DIR/tls/ca.*)
+ak__issue() {
+	local t=$AK_DIR/tls ca=${4:-ca}
+	openssl req -new -newkey rsa:2048 -nodes -keyout "$t/$1.key" -subj "$2" \
+		-out "$t/$1.csr" 2>/dev/null &&
+		openssl x509 -req -in "$t/$1.csr" -CA "$t/$ca.pem" -CAkey "$t/$ca.key" \
+			-set_serial "0x$(openssl rand -hex 8)" -days 30 \
+			-extfile <(printf '%s\n' "$3") -out "$t/$1.pem" 2>/dev/null
+}
+
+# ak__make_certificate — the test CA (AK_CA, its PEM), the server
+# certificate for IP 127.0.0.1 in a PKCS12 keystore, the client
+# certificates of the SSL listener and a truststore of the CA for the
+# brokers' JVMs (the JWKS fetch)
 ak__make_certificate() {
-	mkdir -p "$AK_DIR/tls"
-	keytool -genkeypair -alias server -keyalg RSA -keysize 2048 -validity 30 \
-		-dname "CN=127.0.0.1" -ext "SAN=IP:127.0.0.1,DNS:localhost" \
-		-storetype PKCS12 -keystore "$AK_DIR/tls/server.p12" \
-		-storepass ro-test-keystore -keypass ro-test-keystore >/dev/null 2>&1 || return 1
-	keytool -exportcert -rfc -alias server -keystore "$AK_DIR/tls/server.p12" \
-		-storepass ro-test-keystore -file "$AK_DIR/tls/ca.pem" >/dev/null 2>&1 || return 1
-	AK_CA=$AK_DIR/tls/ca.pem
+	local t=$AK_DIR/tls ca
+	mkdir -p "$t"
+	for ca in ca rogue-ca; do
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout "$t/$ca.key" -out "$t/$ca.pem" \
+			-days 30 -subj "/CN=received_orders test $ca" 2>/dev/null || return 1
+	done
+	ak__issue server /CN=127.0.0.1 "subjectAltName=IP:127.0.0.1,DNS:localhost
+extendedKeyUsage=serverAuth" || return 1
+	ak__issue client /CN=ro-tls-feeder "extendedKeyUsage=clientAuth" || return 1
+	ak__issue rogue-client /CN=ro-tls-feeder "extendedKeyUsage=clientAuth" rogue-ca || return 1
+	openssl pkcs12 -export -in "$t/server.pem" -inkey "$t/server.key" -name server \
+		-out "$t/server.p12" -passout pass:ro-test-keystore || return 1
+	keytool -importcert -noprompt -alias ca -file "$t/ca.pem" -storetype PKCS12 \
+		-keystore "$t/truststore.p12" -storepass ro-test-keystore >/dev/null 2>&1 || return 1
+	AK_CA=$t/ca.pem
+}
+
+# ak__start_issuer — start the OIDC issuer (see the header) on
+# AK_OIDC_ISSUER_PORT; the brokers' JVMs trust the test CA and may fetch
+# its JWKS (Kafka 4 fetches only URLs its allowed.urls property names)
+ak__start_issuer() {
+	local t=$AK_DIR/tls url=https://127.0.0.1:$AK_OIDC_ISSUER_PORT client clients=()
+	for client in $AK_OIDC_CLIENTS; do
+		clients+=(--client "$client")
+	done
+	AK_OIDC_LOG=$AK_DIR/oidc-issuer.log
+	java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+		"$RO_ROOT/tools/oidc-issuer/Issuer.java" --port "$AK_OIDC_ISSUER_PORT" \
+		--keystore "$t/server.p12" --password ro-test-keystore \
+		--issuer "$url" --audience "$AK_OIDC_AUDIENCE" --log "$AK_OIDC_LOG" "${clients[@]}" \
+		</dev/null >>"$AK_DIR/oidc-issuer.err" 2>&1 &
+	AK_OIDC_ISSUER_PID=$!
+	echo "$AK_OIDC_ISSUER_PID" >"$AK_DIR/oidc-issuer.pid"
+	AK_OIDC_TOKEN_URL=$url/token
+	AK_JVM_OPTS="-Djavax.net.ssl.trustStore=$t/truststore.p12 -Djavax.net.ssl.trustStorePassword=ro-test-keystore -Djavax.net.ssl.trustStoreType=PKCS12 -Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=$url/jwks"
+}
+
+# ak__wait_issuer — wait until the issuer answers its discovery document
+# (60 s: it compiles itself first)
+ak__wait_issuer() {
+	local url=https://127.0.0.1:$AK_OIDC_ISSUER_PORT deadline=$((SECONDS + 60))
+	until curl -sf --cacert "$AK_CA" "$url/.well-known/openid-configuration" >/dev/null 2>&1; do
+		if ! kill -0 "$AK_OIDC_ISSUER_PID" 2>/dev/null || ((SECONDS > deadline)); then
+			ak__log "the OIDC issuer does not serve: $(tail -n 5 "$AK_DIR/oidc-issuer.err")"
+			return 1
+		fi
+		sleep 0.2
+	done
 }
 
 # ak__write_log4j — a quiet console configuration (warnings and up) for
@@ -241,8 +338,8 @@ ak__write_log4j() {
 ak_start_node() {
 	local i=$1 dir=$AK_DIR/node$1
 	echo "--- start $(date +%T.%N)" >>"$dir/server.log"
-	# shellcheck disable=SC2086 # AK_HEAP is a list of JVM options
-	java $AK_HEAP -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k \
+	# shellcheck disable=SC2086 # AK_HEAP and AK_JVM_OPTS are lists of options
+	java $AK_HEAP $AK_JVM_OPTS -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k \
 		-Djava.awt.headless=true \
 		-Dlog4j2.configurationFile="$AK_DIR/log4j2.properties" \
 		-cp "$AK_LIB/*" kafka.Kafka "$dir/server.properties" \
@@ -285,7 +382,8 @@ ak_start() {
 	# every command a node's start needs, before the jars and the wait:
 	# without kcat, no node would ever be seen serving
 	ro_require_commands kcat java || return 1
-	[[ $AK_SASL != 1 ]] || ro_require_commands keytool || return 1
+	[[ $AK_SASL != 1 ]] || ro_require_commands keytool openssl || return 1
+	[[ $AK_OIDC != 1 ]] || ro_require_commands curl || return 1
 	AK_NODES=$n
 	ak_install || return 1
 	AK_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ro-apache-kafka.XXXXXX") || return 1
@@ -298,10 +396,18 @@ ak_start() {
 		AK_INTERNAL_PORTS[i]=$(ak__new_port) || return 1
 		AK_CONTROLLER_PORTS[i]=$(ak__new_port) || return 1
 		AK_SASL_PORTS[i]=$(ak__new_port) || return 1
+		AK_MTLS_PORTS[i]=$(ak__new_port) || return 1
+		AK_OIDC_PORTS[i]=$(ak__new_port) || return 1
 	done
 	ak__write_log4j
+	if [[ $AK_SASL == 1 || $AK_OIDC == 1 ]]; then
+		ak__make_certificate || { ak__log "openssl or keytool could not make the certificates"; return 1; }
+	fi
+	if [[ $AK_OIDC == 1 ]]; then
+		AK_OIDC_ISSUER_PORT=$(ak__new_port) || return 1
+		ak__start_issuer || return 1
+	fi
 	if [[ $AK_SASL == 1 ]]; then
-		ak__make_certificate || { ak__log "keytool could not make the server certificate"; return 1; }
 		for user in $AK_SASL_USERS; do
 			format_args+=(--add-scram "SCRAM-SHA-512=[name=${user%%:*},password=${user#*:}]" --add-scram "SCRAM-SHA-256=[name=${user%%:*},password=${user#*:}]")
 		done
@@ -323,15 +429,22 @@ ak_start() {
 		wait "${format_pids[i]}" ||
 			{ ak__log "storage format of node $i failed: $(cat "$AK_DIR/node$i/format.log")"; return 1; }
 	done
+	[[ $AK_OIDC != 1 ]] || ak__wait_issuer || return 1
 	for ((i = 1; i <= n; i++)); do
 		ak_start_node "$i"
 	done
 	AK_BOOTSTRAP=
 	AK_SASL_BOOTSTRAP=
+	AK_MTLS_BOOTSTRAP=
+	AK_OIDC_BOOTSTRAP=
 	for ((i = 1; i <= n; i++)); do
 		ak_wait_serving "$i" || return 1
 		AK_BOOTSTRAP+="${AK_BOOTSTRAP:+,}127.0.0.1:${AK_PORTS[i]}"
-		[[ $AK_SASL == 1 ]] && AK_SASL_BOOTSTRAP+="${AK_SASL_BOOTSTRAP:+,}127.0.0.1:${AK_SASL_PORTS[i]}"
+		if [[ $AK_SASL == 1 ]]; then
+			AK_SASL_BOOTSTRAP+="${AK_SASL_BOOTSTRAP:+,}127.0.0.1:${AK_SASL_PORTS[i]}"
+			AK_MTLS_BOOTSTRAP+="${AK_MTLS_BOOTSTRAP:+,}127.0.0.1:${AK_MTLS_PORTS[i]}"
+		fi
+		[[ $AK_OIDC == 1 ]] && AK_OIDC_BOOTSTRAP+="${AK_OIDC_BOOTSTRAP:+,}127.0.0.1:${AK_OIDC_PORTS[i]}"
 	done
 	KAFKA_BOOTSTRAP=$AK_BOOTSTRAP
 	export AK_BOOTSTRAP KAFKA_BOOTSTRAP
@@ -369,7 +482,9 @@ ak_kill() {
 ak_save() {
 	declare -p AK_DIR AK_NODES AK_PORTS AK_INTERNAL_PORTS AK_CONTROLLER_PORTS \
 		AK_SASL AK_SASL_PORTS AK_BOOTSTRAP AK_SASL_BOOTSTRAP AK_CA AK_LIB \
-		AK_START_SECONDS | sed 's/^declare -[aA-Za-z]* /&-g /; s/^declare -- /declare -g /' >"$AK_DIR/env"
+		AK_START_SECONDS AK_MTLS_PORTS AK_MTLS_BOOTSTRAP AK_OIDC AK_OIDC_PORTS \
+		AK_OIDC_BOOTSTRAP AK_OIDC_ISSUER_PORT AK_OIDC_ISSUER_PID AK_OIDC_TOKEN_URL \
+		AK_OIDC_LOG AK_OIDC_AUDIENCE AK_JVM_OPTS | sed 's/^declare -[aA-Za-z]* /&-g /; s/^declare -- /declare -g /' >"$AK_DIR/env"
 }
 
 # ak_attach DIR — adopt the cluster saved in DIR/env; node PIDs are read
@@ -386,7 +501,21 @@ ak_attach() {
 	export AK_BOOTSTRAP KAFKA_BOOTSTRAP
 }
 
-# ak_stop — stop every node, by PID, and remove the data
+# ak__stop_issuer — SIGTERM the OIDC issuer, wait for its exit (10 s; it
+# may not be this shell's child), then SIGKILL
+ak__stop_issuer() {
+	local pid=$AK_OIDC_ISSUER_PID deadline=$((SECONDS + 10))
+	[[ -n $pid ]] || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+		sleep 0.2
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	AK_OIDC_ISSUER_PID=
+}
+
+# ak_stop — stop every node and the OIDC issuer, by PID, and remove the data
 ak_stop() {
 	local i
 	for ((i = 1; i <= AK_NODES; i++)); do
@@ -395,6 +524,7 @@ ak_stop() {
 	for ((i = 1; i <= AK_NODES; i++)); do
 		ak_stop_node "$i" 30
 	done
+	ak__stop_issuer
 	if [[ -n $AK_DIR ]]; then
 		if [[ ${RO_KEEP_TMP:-0} == 1 ]]; then
 			ak__log "kept $AK_DIR"
