@@ -238,6 +238,7 @@ kafka_open(const feeder_config *cfg, rd_kafka_conf_t *conf, feeder_stats *stats,
 		free(kc);
 		return NULL;
 	}
+	kc->consumer_protocol = strcmp(cfg->group_protocol, "consumer") == 0;
 	kc->type_header = cfg->type_header;
 	kc->want_content_type = cfg->envelope != NULL &&
 		strcmp(cfg->envelope, "cloudevents") == 0;

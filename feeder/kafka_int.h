@@ -67,6 +67,7 @@ struct kafka_consumer
 	int			rebalanced;		/* assignment changed since last check */
 	int			fatal;			/* librdkafka raised a fatal error */
 	int			refused;		/* the cluster refused us (kafka_refusal.h) */
+	int			consumer_protocol;	/* group.protocol=consumer (KIP-848) */
 	char	   *group;			/* group.id, for a refusal's hint */
 	char	   *topics;			/* the subscription, "a, b", likewise */
 	rd_kafka_topic_t **rkts;	/* a handle of each subscribed topic,

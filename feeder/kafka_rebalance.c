@@ -69,9 +69,11 @@ kafka_log_partitions(const char *event, const char *protocol,
 
 /*
  * kafka_rebalance_cb
- *		Assignment changes, for both protocols.  EAGER hands the whole
- *		assignment over each time (assign / assign(NULL)); COOPERATIVE hands
- *		only the difference (incremental_assign / incremental_unassign).
+ *		Assignment changes, for every protocol.  EAGER hands the whole
+ *		assignment over each time (assign / assign(NULL)); COOPERATIVE, and
+ *		the consumer group protocol of KIP-848 (which librdkafka reports
+ *		as COOPERATIVE once subscribed), hand only the difference
+ *		(incremental_assign / incremental_unassign).
  *		Before partitions go, their stored offsets (of committed batches
  *		only) are committed synchronously, unless the assignment was lost,
  *		in which case another member may already own them and a commit
@@ -89,7 +91,8 @@ kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 {
 	kafka_consumer *kc = opaque;
 	const char *protocol = rd_kafka_rebalance_protocol(rk);
-	int			cooperative = protocol && strcmp(protocol, "COOPERATIVE") == 0;
+	int			cooperative = kc->consumer_protocol ||
+		(protocol && strcmp(protocol, "COOPERATIVE") == 0);
 	rd_kafka_error_t *error = NULL;
 	rd_kafka_resp_err_t ret = RD_KAFKA_RESP_ERR_NO_ERROR;
 	int			decided = 1;
