@@ -39,19 +39,18 @@ usage_error() {
 	return 1
 }
 
-# holds PARTITIONS NAME — the feeder holds exactly these partitions ("0 1")
+# holds PARTITIONS NAME... — the feeders together hold exactly these
+# partitions ("0 1"), none twice
 holds() {
-	[ "$(feeder_assignment "$2" | sort -n | tr '\n' ' ')" = "$1 " ]
+	local want=$1 name
+	shift
+	[ "$(for name in "$@"; do feeder_assignment "$name"; done | sort -n | tr '\n' ' ')" = "$want " ]
 }
 
-# split_between A B — both hold partitions, none twice, all of them together
+# split_between A B — both hold partitions, and together every one once
 split_between() {
-	local a b
-	a=$(feeder_assignment "$1")
-	b=$(feeder_assignment "$2")
-	[ -n "$a" ] && [ -n "$b" ] &&
-		[ -z "$(comm -12 <(sort <<<"$a") <(sort <<<"$b"))" ] &&
-		[ "$(sort -n <<<"$a"$'\n'"$b" | tr '\n' ' ')" = "$(seq 0 $((PARTITIONS - 1)) | tr '\n' ' ')" ]
+	[ -n "$(feeder_assignment "$1")" ] && [ -n "$(feeder_assignment "$2")" ] &&
+		holds "$(seq -s ' ' 0 $((PARTITIONS - 1)))" "$1" "$2"
 }
 
 # killable — the stream is well under way and the feeder "a" has consumed
