@@ -12,7 +12,9 @@
  * topics of lower sources.  librdkafka properties (-X key=value, or any
  * file key that is not a feeder option) are passed through in order, file
  * first, so that the command line wins; the few the delivery contract pins
- * are refused here with the reason.
+ * are refused here with the reason.  -X group.protocol (or the file's key)
+ * is --group-protocol by librdkafka's name, with that option's precedence;
+ * on the command line the last of the two wins.
  *
  * --adopt-kafka-offsets is a command, not a setting: the command line
  * only, never a -F key or an environment variable, so that a service's
@@ -133,7 +135,10 @@ config_refused_value(const char *key, const char *value)
 /*
  * config_add_prop
  *		Record a librdkafka property, refusing the pinned ones and the
- *		values that would lose messages.
+ *		values that would lose messages.  group.protocol is the option
+ *		--group-protocol under librdkafka's name: set through it, with its
+ *		check and its source's precedence, so that one value reaches both
+ *		librdkafka and the feeder's own choices (kafka_build_conf).
  */
 static config_result
 config_add_prop(feeder_config *cfg, const char *key, const char *value,
@@ -141,9 +146,16 @@ config_add_prop(feeder_config *cfg, const char *key, const char *value,
 				char *err, size_t errlen)
 {
 	const char *reason;
+	char		prop_where[600];
 
 	if (*key == '\0')
 		return config_error(err, errlen, "%s: empty property name", where);
+	if (strcmp(key, "group.protocol") == 0)
+	{
+		snprintf(prop_where, sizeof(prop_where), "%s group.protocol", where);
+		return config_set_option(cfg, config_optdef_by_id(OPT_GROUP_PROTOCOL),
+								 value, source, prop_where, err, errlen);
+	}
 	if ((reason = config_refused_reason(key)) != NULL)
 		return config_error(err, errlen, "%s: property \"%s\" cannot be set: %s",
 							where, key, reason);
@@ -580,6 +592,8 @@ config_parse(feeder_config *cfg, int argc, char **argv, char *err, size_t errlen
 							"no topic: give --topic or set " CONFIG_ENV_TOPIC);
 	if (cfg->group == NULL)
 		cfg->group = config_strdup(CONFIG_DEFAULT_GROUP);
+	if (cfg->group_protocol == NULL)
+		cfg->group_protocol = config_strdup("classic");
 	if (cfg->dsn == NULL)
 		cfg->dsn = config_strdup("");
 	if (cfg->client_id == NULL)
@@ -605,6 +619,7 @@ config_free(feeder_config *cfg)
 		free(cfg->topics[i]);
 	free(cfg->topics);
 	free(cfg->group);
+	free(cfg->group_protocol);
 	free(cfg->dsn);
 	free(cfg->client_id);
 	free(cfg->metrics_listen);

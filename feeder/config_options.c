@@ -385,6 +385,7 @@ config_set_credentials(feeder_config *cfg, const config_optdef *def, const char 
 /* The values config_set_choice takes. */
 static const char *const envelopes[] = {"plain", "debezium", "cloudevents", NULL};
 static const char *const value_formats[] = {"json", "confluent", NULL};
+static const char *const group_protocols[] = {"classic", "consumer", NULL};
 
 #define FIELD(f) offsetof(feeder_config, f)
 
@@ -417,6 +418,16 @@ const config_optdef config_options[] = {
 		.arg = "ID",
 		.help = "consumer group, at most 255 bytes\n"
 	"(default received-orders-feeder) [$FEEDER_GROUP]\n"},
+	{.name = "group-protocol", .val = OPT_GROUP_PROTOCOL, .has_arg = required_argument,
+		.env = CONFIG_ENV_GROUP_PROTOCOL,
+		.set = config_set_choice, .field = FIELD(group_protocol),
+		.choices = group_protocols,
+		.what = "classic or consumer",
+		.arg = "NAME",
+		.help = "consumer group protocol: classic, or consumer (KIP-848,\n"
+		"Kafka 4.0 and later: the broker assigns incrementally);\n"
+		"also -X group.protocol (default classic)\n"
+	"                                [$FEEDER_GROUP_PROTOCOL]\n"},
 	{.name = "dsn", .val = OPT_DSN, .has_arg = required_argument,
 		.flags = CONFIG_OPT_REDACT, .env = CONFIG_ENV_DSN,
 		.set = config_set_text, .field = FIELD(dsn),

@@ -45,6 +45,7 @@ typedef enum config_option
 	OPT_BROKERS,
 	OPT_TOPIC,
 	OPT_GROUP,
+	OPT_GROUP_PROTOCOL,
 	OPT_DSN,
 	OPT_BATCH_SIZE,
 	OPT_BATCH_WAIT_MS,
@@ -81,6 +82,7 @@ typedef struct feeder_config
 	char	  **topics;
 	int			ntopics;
 	char	   *group;
+	char	   *group_protocol;	/* classic or consumer (group.protocol) */
 	char	   *dsn;			/* "" means libpq defaults (PG* variables) */
 	int			batch_size;
 	int			batch_wait_ms;
@@ -133,6 +135,7 @@ typedef enum config_result
 #define CONFIG_ENV_BROKERS	"FEEDER_BROKERS"
 #define CONFIG_ENV_TOPIC	"FEEDER_TOPIC"
 #define CONFIG_ENV_GROUP	"FEEDER_GROUP"
+#define CONFIG_ENV_GROUP_PROTOCOL	"FEEDER_GROUP_PROTOCOL"
 #define CONFIG_ENV_DSN		"FEEDER_DSN"
 #define CONFIG_ENV_METRICS_LISTEN	"FEEDER_METRICS_LISTEN"
 #define CONFIG_ENV_ACCEPT_POSITION_LOSS	"FEEDER_ACCEPT_POSITION_LOSS"

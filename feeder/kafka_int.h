@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * kafka_int.h
- *	  Internals of the consumer shared by kafka.c (consumer, rebalance,
- *	  offsets) and kafka_status.c (lag, broker reachability): not for the
- *	  rest of the feeder, which sees kafka_consumer as opaque.
+ *	  Internals of the consumer shared by its rooms (kafka.c and the
+ *	  kafka_*.c files it is split into: rebalance, starts, pauses,
+ *	  acknowledgements, slots, metadata, status): not for the rest of the
+ *	  feeder, which sees kafka_consumer as opaque.
  *
  *-------------------------------------------------------------------------
  */
@@ -15,6 +16,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "config.h"
 #include "stats.h"
 
 /* One partition the group gave us at some point; never removed. */
@@ -29,6 +31,7 @@ typedef struct kafka_slot
 	int64_t		polled_next;	/* offset + 1 of the last message consumed
 								 * this generation, -1: none */
 	int64_t		store_to;		/* scratch for kafka_store_offsets */
+	int32_t		store_epoch;	/* its message's leader epoch, -1: none */
 	int64_t		committed;		/* last offset seen committed, -1 */
 	int64_t		db_next;		/* next offset the database holds for us, -1 */
 	int			waiting_start;	/* paused until its start position is known */
@@ -65,6 +68,7 @@ struct kafka_consumer
 	int			rebalanced;		/* assignment changed since last check */
 	int			fatal;			/* librdkafka raised a fatal error */
 	int			refused;		/* the cluster refused us (kafka_refusal.h) */
+	int			consumer_protocol;	/* group.protocol=consumer (KIP-848) */
 	char	   *group;			/* group.id, for a refusal's hint */
 	char	   *topics;			/* the subscription, "a, b", likewise */
 	rd_kafka_topic_t **rkts;	/* a handle of each subscribed topic,
@@ -87,7 +91,30 @@ struct kafka_consumer
 	int			want_schema_id; /* read __value_schema_id (confluent) */
 };
 
+/* kafka_slots.c */
 extern int	kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition);
+
+/* kafka_rebalance.c */
+extern void kafka_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+							   rd_kafka_topic_partition_list_t *parts, void *opaque);
+
+/* kafka_start.c */
+extern void kafka_store_starts(kafka_consumer *kc);
+
+/* kafka_pause.c */
+extern int	kafka_reconcile_pauses(kafka_consumer *kc,
+								   const rd_kafka_topic_partition_list_t *parts);
+
+/* kafka_acks.c */
+extern void kafka_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+								   rd_kafka_topic_partition_list_t *offsets,
+								   void *opaque);
+
+/* kafka_metadata.c */
+extern void kafka_hold_topics(kafka_consumer *kc, const feeder_config *cfg);
+extern void kafka_release_topics(kafka_consumer *kc);
+
+/* kafka_status.c */
 extern int	kafka_status_start(kafka_consumer *kc, char *err, size_t errlen);
 extern void kafka_status_stop(kafka_consumer *kc);
 extern void kafka_slot_forget_asked(kafka_slot *s);

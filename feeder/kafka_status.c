@@ -78,8 +78,8 @@ kafka_status_stop(kafka_consumer *kc)
  *		slot; what the brokers did not answer keeps its last value), and
  *		queues a new request at most every KAFKA_ASK_INTERVAL_MS
  *		(KAFKA_ASK_BUDGET per refresh).  A slot's request is forgotten when
- *		it is assigned again (kafka.c), so an answer never outlives its
- *		assignment.
+ *		it is assigned again (kafka_rebalance.c), so an answer never
+ *		outlives its assignment.
  */
 static void
 kafka_slot_ask(kafka_consumer *kc, kafka_slot *s)

@@ -193,6 +193,7 @@ feeder_log_start(const feeder_config *cfg)
 	log_kv_str(&line, "brokers", cfg->brokers);
 	log_kv_str(&line, "topics", topics);
 	log_kv_str(&line, "group", cfg->group);
+	log_kv_str(&line, "group_protocol", cfg->group_protocol);
 	log_kv_str(&line, "dsn", dsn);
 	log_kv_int(&line, "batch_size", cfg->batch_size);
 	log_kv_int(&line, "batch_wait_ms", cfg->batch_wait_ms);

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "config_help.h"
 #include "config_options.h"
+#include "kafka_conf.h"
 
 #define ARGV(...) ((char *[]) {"received-orders-feeder", __VA_ARGS__, NULL})
 #define ARGC(...) ((int) (sizeof((char *[]) {"x", __VA_ARGS__}) / sizeof(char *)))
@@ -37,6 +38,7 @@ clear_env(void **state)
 	unsetenv("FEEDER_BROKERS");
 	unsetenv("FEEDER_TOPIC");
 	unsetenv("FEEDER_GROUP");
+	unsetenv("FEEDER_GROUP_PROTOCOL");
 	unsetenv("FEEDER_DSN");
 	unsetenv("FEEDER_METRICS_LISTEN");
 	unsetenv("FEEDER_ACCEPT_POSITION_LOSS");
@@ -1113,6 +1115,117 @@ test_option_table(void **state)
 	}
 }
 
+/*
+ * conf_value
+ *		A property of a built librdkafka configuration ("" when unset).
+ */
+static const char *
+conf_value(rd_kafka_conf_t *conf, const char *name)
+{
+	static char buf[256];
+	size_t		size = sizeof(buf);
+
+	if (rd_kafka_conf_get(conf, name, buf, &size) != RD_KAFKA_CONF_OK)
+		buf[0] = '\0';
+	return buf;
+}
+
+/*
+ * --group-protocol: classic by default and set explicitly in librdkafka's
+ * configuration; consumer from the flag, the environment, -X
+ * group.protocol or the file's key, with the option's precedence (on the
+ * command line the last of the flag and -X wins); anything else is a usage
+ * error naming where it came from; with consumer, the classic protocol's
+ * properties are refused before librdkafka sees them.
+ */
+static void
+test_group_protocol(void **state)
+{
+	feeder_config cfg;
+	rd_kafka_conf_t *conf;
+	char		err[512];
+	char	   *path;
+
+	(void) state;
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_string_equal(cfg.group_protocol, "classic");
+	conf = kafka_build_conf(&cfg, err, sizeof(err));
+	assert_non_null(conf);
+	assert_string_equal(conf_value(conf, "group.protocol"), "classic");
+	rd_kafka_conf_destroy(conf);
+	config_free(&cfg);
+
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--group-protocol", "consumer"), CONFIG_OK);
+	assert_string_equal(cfg.group_protocol, "consumer");
+	assert_int_equal(cfg.nprops, 0);
+	conf = kafka_build_conf(&cfg, err, sizeof(err));
+	assert_non_null(conf);
+	assert_string_equal(conf_value(conf, "group.protocol"), "consumer");
+	rd_kafka_conf_destroy(conf);
+	config_free(&cfg);
+
+	/* -X group.protocol is the same setting, not a passed-through property */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "-X", "group.protocol=consumer"), CONFIG_OK);
+	assert_string_equal(cfg.group_protocol, "consumer");
+	assert_int_equal(cfg.nprops, 0);
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "-X", "group.protocol=consumer",
+						   "--group-protocol", "classic"), CONFIG_OK);
+	assert_string_equal(cfg.group_protocol, "classic");
+	config_free(&cfg);
+
+	/* the environment, below the file, below the command line */
+	setenv("FEEDER_GROUP_PROTOCOL", "consumer", 1);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t"), CONFIG_OK);
+	assert_string_equal(cfg.group_protocol, "consumer");
+	config_free(&cfg);
+	path = write_file("group.protocol=classic\n");
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path),
+					 CONFIG_OK);
+	assert_string_equal(cfg.group_protocol, "classic");
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t", "-F", path,
+						   "-X", "group.protocol=consumer"), CONFIG_OK);
+	assert_string_equal(cfg.group_protocol, "consumer");
+	config_free(&cfg);
+	unlink(path);
+	unsetenv("FEEDER_GROUP_PROTOCOL");
+
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--group-protocol", "Consumer"), CONFIG_ERROR);
+	assert_string_equal(err, "--group-protocol: expected classic or consumer, got \"Consumer\"");
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "-X", "group.protocol=cooperative"), CONFIG_ERROR);
+	assert_string_equal(err, "-X group.protocol: expected classic or consumer, got \"cooperative\"");
+	config_free(&cfg);
+
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--group-protocol", "consumer",
+						   "-X", "session.timeout.ms=6000"), CONFIG_OK);
+	assert_null(kafka_build_conf(&cfg, err, sizeof(err)));
+	assert_non_null(strstr(err, "-X session.timeout.ms: not supported with --group-protocol consumer"));
+	config_free(&cfg);
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "--group-protocol", "consumer",
+						   "-X", "partition.assignment.strategy=range"), CONFIG_OK);
+	assert_null(kafka_build_conf(&cfg, err, sizeof(err)));
+	assert_non_null(strstr(err, "-X partition.assignment.strategy: not supported"));
+	config_free(&cfg);
+	/* the classic protocol keeps them */
+	assert_int_equal(PARSE(&cfg, err, "--brokers", "b:1", "--topic", "t",
+						   "-X", "session.timeout.ms=6000",
+						   "-X", "heartbeat.interval.ms=500"), CONFIG_OK);
+	conf = kafka_build_conf(&cfg, err, sizeof(err));
+	assert_non_null(conf);
+	assert_string_equal(conf_value(conf, "session.timeout.ms"), "6000");
+	rd_kafka_conf_destroy(conf);
+	config_free(&cfg);
+}
+
 int
 main(void)
 {
@@ -1140,6 +1253,7 @@ main(void)
 		cmocka_unit_test_setup(test_status_interval, clear_env),
 		cmocka_unit_test_setup(test_schema_registry_unknown_grace, clear_env),
 		cmocka_unit_test_setup(test_option_table, clear_env),
+		cmocka_unit_test_setup(test_group_protocol, clear_env),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

@@ -34,6 +34,14 @@
 #   kr_sasl_args USER PASSWORD [MECHANISM]
 #                           the feeder's and kcat's -X options for the
 #                           SASL_SSL listener (MECHANISM: SCRAM-SHA-512)
+#
+# KR_GROUP_PROTOCOL=consumer (set by r12-r15, which re-run r01, r02, r05 and
+# r06 so): every feeder runs --group-protocol consumer (KIP-848), without
+# the suite's session.timeout.ms and heartbeat.interval.ms (the broker owns
+# them under that protocol: group.consumer.session.timeout.ms, 45 s by
+# default), and kr_account adds one test point: every feeder started said
+# group_protocol=consumer, every assignment was incremental and none
+# failed (kr_ran_consumer_protocol).
 # shellcheck shell=bash
 
 # shellcheck source=test/e2e/lib.sh
@@ -42,6 +50,28 @@
 . "$RO_ROOT/test/lib/apache_kafka.sh"
 # shellcheck source=test/kafka-real/settings.sh
 . "$RO_ROOT/test/kafka-real/settings.sh"
+
+if [ "${KR_GROUP_PROTOCOL:-classic}" = consumer ]; then
+	FEEDER_DEFAULT_ARGS=(--group-protocol consumer)
+	plan() {
+		tap_plan $(($1 + 1))
+	}
+fi
+
+# kr_ran_consumer_protocol — every feeder of the script started with
+# group_protocol=consumer, librdkafka reported each assignment change as
+# incremental (COOPERATIVE: the consumer protocol once subscribed) and no
+# assign call failed; says what it found otherwise
+kr_ran_consumer_protocol() {
+	local logs=("$E2E_TMP"/*.log) starts bad
+	starts=$(cat "${logs[@]}" | grep -c 'event=starting ')
+	bad=$(cat "${logs[@]}" | grep -E 'event=starting ' | grep -vc 'group_protocol=consumer')
+	bad=$((bad + $(cat "${logs[@]}" | grep -E 'event=partitions_(assigned|revoked) ' | grep -vc 'protocol=COOPERATIVE')))
+	bad=$((bad + $(cat "${logs[@]}" | grep -c 'event=assign_failed')))
+	[ "$starts" -gt 0 ] && [ "$bad" -eq 0 ] && return 0
+	diag "$starts feeder starts; $bad lines of another protocol or a failed assignment"
+	return 1
+}
 
 # kr_cluster — see the header
 kr_cluster() {
@@ -71,6 +101,10 @@ kr_account() {
 	check "$label: every produced message is in Kafka" check_all_in_kafka
 	ahead=$(kr_acks_ahead "$group" 2>&1) || ahead="could not read the offsets: $ahead"
 	is "$ahead" "" "$label: no offset acknowledged ahead of the database"
+	if [ "${KR_GROUP_PROTOCOL:-classic}" = consumer ]; then
+		check "$label: every feeder ran the consumer group protocol, incrementally" \
+			kr_ran_consumer_protocol
+	fi
 }
 
 # kr_acks_ahead GROUP — see the header; "TOPIC PARTITION COMMITTED

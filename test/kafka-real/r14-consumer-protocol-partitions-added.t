@@ -1,0 +1,9 @@
+#!/bin/bash
+# r14-consumer-protocol-partitions-added.t — r05-partitions-added.t
+# (partitions added while the feeder runs) with every feeder on the consumer
+# group protocol of KIP-848 (--group-protocol consumer, which Kafka 4.x
+# serves): KR_GROUP_PROTOCOL=consumer (lib.sh). The same guarantees (0 lost,
+# 0 doubled, 0 acknowledged ahead) and one more point: every feeder on that
+# protocol, every assignment incremental.
+
+KR_GROUP_PROTOCOL=consumer exec bash "$(dirname "$0")/r05-partitions-added.t"
