@@ -55,7 +55,7 @@ static int
 kafka_refused_by(kafka_consumer *kc, rd_kafka_resp_err_t err, const char *reason,
 				 const char *topic)
 {
-	kafka_refusal r = kafka_refusal_of(err);
+	kafka_refusal r = kafka_refusal_of_error(err, reason);
 	kafka_refusal_context ctx;
 	char		protocol[64],
 				mechanism[64],

@@ -6,10 +6,9 @@
 # With a certificate the test CA signed it stores the stream: 0 lost, 0
 # doubled, no offset acknowledged ahead.  Without a certificate, or with
 # one another CA signed (the same CN), the brokers refuse the handshake:
-# nothing is stored wrong and nothing acknowledged ahead; the feeder
-# should exit 3 naming ssl.certificate.location (kafka_refusal_of_error
-# knows the brokers' certificate alerts; feeder/kafka.c does not ask it
-# yet: TODO points).
+# nothing is stored wrong and nothing acknowledged ahead, and the feeder
+# exits 3 naming ssl.certificate.location (kafka_refusal_of_error knows the
+# brokers' certificate alerts).
 
 RO_ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 # shellcheck source=test/kafka-real/lib.sh
@@ -34,7 +33,6 @@ check "ACLs: User:$KR_TLS_USER (the certificate's CN) may read and describe the 
 	kr_acl --add --allow-principal "User:$KR_TLS_USER" --operation Read --operation Describe \
 	--topic "$E2E_TOPIC" --group "$GROUP"
 
-KR_REFUSED_TODO="feeder/kafka.c's kafka_refused_by to call kafka_refusal_of_error"
 kr_mtls_args
 KAFKA_BOOTSTRAP=$AK_MTLS_BOOTSTRAP feeder_start nocert "$E2E_TOPIC" "$GROUP" \
 	--batch-size 50 "${KR_MTLS_ARGS[@]}"
@@ -45,7 +43,6 @@ KAFKA_BOOTSTRAP=$AK_MTLS_BOOTSTRAP feeder_start rogue "$E2E_TOPIC" "$GROUP" \
 	--batch-size 50 "${KR_MTLS_ARGS[@]}"
 kr_refused rogue "a client certificate another CA signed" \
 	"what=tls_certificate .*hint=.*ssl.certificate.location" "$GROUP"
-KR_REFUSED_TODO=
 
 kr_mtls_args "$tls/client.pem" "$tls/client.key"
 KAFKA_BOOTSTRAP=$AK_MTLS_BOOTSTRAP feeder_start mtls "$E2E_TOPIC" "$GROUP" \

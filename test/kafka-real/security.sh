@@ -22,9 +22,7 @@
 #                           then nothing was stored wrong (each stored order
 #                           one of the manifest, once) and no offset of
 #                           GROUP is acknowledged ahead of the database:
-#                           five test points.  With KR_REFUSED_TODO set (a
-#                           reason), the first three are TODO points (lib.sh's
-#                           todo): a refusal the feeder does not end on yet
+#                           five test points
 # shellcheck shell=bash
 
 # kr_acl ARGS... — see the header
@@ -63,11 +61,7 @@ kr_stored_rightly() {
 
 # kr_refused NAME DESC REGEX GROUP — see the header
 kr_refused() {
-	local rc status=0 todo=() mark=
-	if [ -n "${KR_REFUSED_TODO:-}" ]; then
-		todo=(todo)
-		mark=" # TODO $KR_REFUSED_TODO"
-	fi
+	local rc status=0
 	if feeder_wait_exit "$1" 20; then
 		rc=$FEEDER_RC
 	else
@@ -75,9 +69,9 @@ kr_refused() {
 		status=1
 		feeder_kill "$1"
 	fi
-	"${todo[@]}" tap_ok "$status" "$2: the feeder exits within 20 s$mark"
-	"${todo[@]}" is "$rc" 3 "$2: exit status 3$mark"
-	"${todo[@]}" check "$2: its log names what to fix$mark" \
+	tap_ok "$status" "$2: the feeder exits within 20 s"
+	is "$rc" 3 "$2: exit status 3"
+	check "$2: its log names what to fix" \
 		grep -Eq "level=fatal event=kafka_refused .*$3" "$E2E_TMP/$1.log"
 	tap_last_ok || diag "$(tail -5 "$E2E_TMP/$1.log")"
 	check "$2: nothing stored wrong (each order of the manifest, once)" kr_stored_rightly
