@@ -9,13 +9,16 @@
  * cluster.  Three modes:
  *
  *	ro-dev-kafka --brokers N --topic NAME:PARTITIONS [--topic ...]
- *		[--cluster-id ID] [--bootstrap-file FILE] [--control FIFO | --no-stdin]
+ *		[--cluster-id ID] [--initial-rebalance-delay MS]
+ *		[--bootstrap-file FILE] [--control FIFO | --no-stdin]
  *		runs the cluster (whose Metadata reports cluster id ID, by default
- *		"ro-dev-kafka": the same across restarts, as a real cluster's), prints "bootstrap=HOST:PORT,..." (and writes the
- *		same line to FILE once it is complete), then executes one command
- *		per line from stdin (or from FIFO): "down ID", "up ID" (ID -1: every
- *		broker), "leader TOPIC PARTITION ID", "coordinator group GROUP ID",
- *		"quit"; each is answered on stdout
+ *		"ro-dev-kafka": the same across restarts, as a real cluster's; whose
+ *		group coordinator holds an empty group's first join MS milliseconds
+ *		for more members, by default 0), prints "bootstrap=HOST:PORT,..."
+ *		(and writes the same line to FILE once it is complete), then
+ *		executes one command per line from stdin (or from FIFO): "down ID",
+ *		"up ID" (ID -1: every broker), "leader TOPIC PARTITION ID",
+ *		"coordinator group GROUP ID", "quit"; each is answered on stdout
  *		with "ok" or "error: reason".  It exits 0 on "quit", on end of
  *		stdin, on SIGTERM or SIGINT.  With --no-stdin it only waits for a
  *		signal; a control FIFO is opened read-write, so writers may come
@@ -42,6 +45,15 @@
  * keeps it, the first member of the cluster's struct (char id[32]), after
  * checking that a generated id is there.
  *
+ * The initial rebalance delay is the broker setting
+ * group.initial.rebalance.delay.ms: how long the coordinator holds an
+ * empty group's first join in the hope that more members come, so that one
+ * rebalance serves them all.  librdkafka's mock keeps the broker's default
+ * of 3000 ms; we set 0, as our real clusters do (test/lib/apache_kafka.sh)
+ * and as Kafka's sample server.properties does for development, so that a
+ * feeder's start is not 3 s of waiting.  --initial-rebalance-delay 3000
+ * gives back the broker's default.
+ *
  * Known traits of librdkafka 2.0.2's mock cluster: it keeps only about
  * 5 MiB per partition and drops older messages silently; broker "down"
  * refuses connections but does not move partition leadership; a member
@@ -50,7 +62,7 @@
  * use session.timeout.ms=6000 rather than the default 45 s).
  *
  * IDENTIFICATION
- *	  feeder/dev_kafka.c
+ *	  tools/dev_kafka.c
  *
  *-------------------------------------------------------------------------
  */
@@ -73,6 +85,7 @@
 #define DEVKAFKA_LINE_MAX 1024
 #define DEVKAFKA_TIMEOUT_MS 10000
 #define DEVKAFKA_DEFAULT_CLUSTER_ID "ro-dev-kafka"
+#define DEVKAFKA_DEFAULT_REBALANCE_DELAY_MS 0
 /* rdkafka_mock_int.h, librdkafka 2.x: struct rd_kafka_mock_cluster_s { char id[32]; ... } */
 #define DEVKAFKA_CLUSTER_ID_SIZE 32
 
@@ -96,6 +109,7 @@ typedef struct devkafka_options
 	devkafka_topic topics[DEVKAFKA_MAX_TOPICS];
 	int			ntopics;
 	const char *cluster_id;		/* NULL: DEVKAFKA_DEFAULT_CLUSTER_ID */
+	int			rebalance_delay_ms; /* group.initial.rebalance.delay.ms */
 	const char *bootstrap_file;
 	const char *control_fifo;
 	int			no_stdin;
@@ -114,7 +128,8 @@ devkafka_usage(FILE *out)
 {
 	fprintf(out,
 			"usage: ro-dev-kafka --brokers N --topic NAME:PARTITIONS [--topic ...]\n"
-			"                    [--cluster-id ID] [--bootstrap-file FILE]\n"
+			"                    [--cluster-id ID] [--initial-rebalance-delay MS]\n"
+			"                    [--bootstrap-file FILE]\n"
 			"                    [--control FIFO | --no-stdin]\n"
 			"       ro-dev-kafka --committed --bootstrap BOOT --group G --topic T\n"
 			"       ro-dev-kafka --end-offsets --bootstrap BOOT --topic T\n"
@@ -204,6 +219,7 @@ devkafka_parse_args(devkafka_options *opts, int argc, char **argv)
 	memset(opts, 0, sizeof(*opts));
 	opts->mode = DEVKAFKA_MODE_CLUSTER;
 	opts->brokers = 1;
+	opts->rebalance_delay_ms = DEVKAFKA_DEFAULT_REBALANCE_DELAY_MS;
 
 	for (int i = 1; i < argc; i++)
 	{
@@ -230,6 +246,10 @@ devkafka_parse_args(devkafka_options *opts, int argc, char **argv)
 				devkafka_fail_usage("a cluster id has 1 to 31 letters, digits, '-', '_' or '.'",
 									opts->cluster_id);
 		}
+		else if (strcmp(arg, "--initial-rebalance-delay") == 0)
+			opts->rebalance_delay_ms =
+				devkafka_parse_int(devkafka_option_value(argc, argv, &i),
+								   0, 300000, "invalid initial rebalance delay (0 to 300000 ms)");
 		else if (strcmp(arg, "--bootstrap-file") == 0)
 			opts->bootstrap_file = devkafka_option_value(argc, argv, &i);
 		else if (strcmp(arg, "--control") == 0)
@@ -601,6 +621,10 @@ devkafka_run_cluster(const devkafka_options *opts)
 			return 1;
 		}
 	}
+
+	/* before the bootstrap list is announced: no group can form meanwhile */
+	rd_kafka_mock_group_initial_rebalance_delay_ms(mcluster,
+												   opts->rebalance_delay_ms);
 
 	for (int i = 0; i < opts->ntopics; i++)
 	{

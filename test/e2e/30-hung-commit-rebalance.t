@@ -45,6 +45,13 @@ commits_wait() {
 	[ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE usename = '$E2E_ROLE' AND wait_event = 'SyncRep'")" -gt 0 ]
 }
 
+# deadline_counted — the first member's /metrics counts a batch past its
+# deadline (read again at every try: the counter is published when the main
+# loop comes round, which may be after the log line)
+deadline_counted() {
+	[ "$(feeder_metric a batch_deadlines_total 2>/dev/null || echo 0)" -ge 1 ]
+}
+
 DB_DIR= # set by pg_start
 pg_start DB_DIR >&2 || bail "could not start a dedicated PostgreSQL cluster"
 kafka_start 1 "$E2E_TOPIC:$PARTITIONS" || bail "could not start the development Kafka"
@@ -69,7 +76,7 @@ check "while its rebalance waits for that COMMIT, the first member's /healthz tu
 diag "503 \"stuck\" after $((SECONDS - since)) s; /healthz said: $(sort -u "$E2E_TMP/health.a" | tr '\n' '|')"
 check "the batch past its deadline is cancelled, logged as event=batch_deadline" \
 	ro_wait_until 45 grep -q 'event=batch_deadline ' "$E2E_TMP/a.log"
-check "its counter shows in /metrics" ro_wait_until 10 test "$(feeder_metric a batch_deadlines_total 2>/dev/null || echo 0)" -ge 1
+check "its counter shows in /metrics" ro_wait_until 10 deadline_counted
 
 # --- the standby setting goes away: everything goes on
 sql "ALTER SYSTEM RESET synchronous_standby_names" >/dev/null &&

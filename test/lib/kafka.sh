@@ -9,7 +9,10 @@
 #                                                (cluster id $KAFKA_CLUSTER_ID, by
 #                                                default ro-dev-kafka's own,
 #                                                "ro-dev-kafka": the same
-#                                                after a restart)
+#                                                after a restart; an empty
+#                                                group's first join held
+#                                                $KAFKA_INITIAL_REBALANCE_DELAY_MS,
+#                                                by default 0)
 #   kafka_broker_down ID / kafka_broker_up ID    (-1 = every broker)
 #   kafka_command "LINE"                         any control command, waits for "ok"
 #                                                (e.g. "leader TOPIC PARTITION ID",
@@ -72,6 +75,7 @@ kafka_start() {
 	mkfifo "$KAFKA_DIR/control" || return 1
 	"$bin" --brokers "$brokers" "${args[@]}" \
 		${KAFKA_CLUSTER_ID:+--cluster-id "$KAFKA_CLUSTER_ID"} \
+		${KAFKA_INITIAL_REBALANCE_DELAY_MS:+--initial-rebalance-delay "$KAFKA_INITIAL_REBALANCE_DELAY_MS"} \
 		--bootstrap-file "$KAFKA_DIR/bootstrap" \
 		--control "$KAFKA_DIR/control" \
 		>"$KAFKA_DIR/stdout" 2>"$KAFKA_DIR/stderr" </dev/null &
