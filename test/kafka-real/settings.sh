@@ -20,3 +20,12 @@ KR_OIDC_CLIENT=ro-oidc-feeder
 KR_OIDC_SECRET=oidc-secret-51c9
 KR_OIDC_LIFETIME=20
 AK_OIDC_CLIENTS="$KR_OIDC_CLIENT:$KR_OIDC_SECRET:$KR_OIDC_LIFETIME"
+# KIP-848's consumer group protocol (r12-r15) takes the session from the
+# broker: 6 s like every classic feeder's session.timeout.ms here
+# (test/e2e/lib.sh), not the broker's 45 s, so a kill -9 is taken over as
+# soon as under classic (bench/rebalance measures the defaults: start its
+# cluster with tools/apache-kafka/run)
+export AK_EXTRA_CONFIG="group.consumer.min.session.timeout.ms=1000
+group.consumer.session.timeout.ms=6000
+group.consumer.min.heartbeat.interval.ms=500
+group.consumer.heartbeat.interval.ms=500"
