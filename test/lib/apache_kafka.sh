@@ -55,6 +55,11 @@
 # token expires); the principal is User:<client id>.  Inter-node traffic
 # uses listeners of its own.  AK_EXTRA_CONFIG: lines appended to
 # every node's server.properties; AK_HEAP: default -Xms128m -Xmx256m;
+# AK_JVM_PROFILE: "test" (default: SerialGC, C1 only, AK_HEAP, for fast
+# starts) or "production" (the flags Kafka's own kafka-server-start.sh and
+# kafka-run-class.sh give a broker: a 1 GB heap, G1 with a 20 ms pause
+# goal, C2, JMX, GC logging to nodeI/kafkaServer-gc.log; AK_HEAP unused),
+# for the bench;
 # AK_DETACH=1: ak_start registers no exit handler (the cluster outlives the
 # shell that started it; ak_stop, from ak_attach, ends it).
 #
@@ -92,6 +97,7 @@ AK_OIDC_LOG=
 AK_JVM_OPTS=
 AK_EXTRA_CONFIG=${AK_EXTRA_CONFIG:-}
 AK_HEAP=${AK_HEAP:--Xms128m -Xmx256m}
+AK_JVM_PROFILE=${AK_JVM_PROFILE:-test}
 AK_START_SECONDS=
 AK__EXIT_SET=
 
@@ -334,13 +340,35 @@ ak__write_log4j() {
 	sed -i 's/^rootLogger.level = warn/rootLogger.level = error/' "$AK_DIR/log4j2-tools.properties"
 }
 
+# ak__jvm_flags NODE — the JVM flags of node NODE for AK_JVM_PROFILE (see
+# the header).  production: KAFKA_HEAP_OPTS of kafka-server-start.sh, then
+# KAFKA_JVM_PERFORMANCE_OPTS, KAFKA_GC_LOG_OPTS (its -loggc, Java >= 9) and
+# KAFKA_JMX_OPTS of kafka-run-class.sh, Kafka 4.1.1, in that order
+ak__jvm_flags() {
+	case $AK_JVM_PROFILE in
+	test)
+		echo "$AK_HEAP -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -Djava.awt.headless=true"
+		;;
+	production)
+		echo "-Xmx1G -Xms1G" \
+			"-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true" \
+			"-Xlog:gc*:file=$AK_DIR/node$1/kafkaServer-gc.log:time,tags:filecount=10,filesize=100M" \
+			"-Dcom.sun.management.jmxremote -Dcom.sun.management.jmxremote.authenticate=false -Dcom.sun.management.jmxremote.ssl=false"
+		;;
+	*)
+		ak__log "AK_JVM_PROFILE must be test or production, not $AK_JVM_PROFILE"
+		return 1
+		;;
+	esac
+}
+
 # ak_start_node NODE — start node NODE's JVM in the background
 ak_start_node() {
-	local i=$1 dir=$AK_DIR/node$1
-	echo "--- start $(date +%T.%N)" >>"$dir/server.log"
-	# shellcheck disable=SC2086 # AK_HEAP and AK_JVM_OPTS are lists of options
-	java $AK_HEAP $AK_JVM_OPTS -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k \
-		-Djava.awt.headless=true \
+	local i=$1 dir=$AK_DIR/node$1 flags
+	flags=$(ak__jvm_flags "$i") || return 1
+	echo "--- start $(date +%T.%N) $flags" >>"$dir/server.log"
+	# shellcheck disable=SC2086 # the flags and AK_JVM_OPTS are lists of options
+	java $flags $AK_JVM_OPTS \
 		-Dlog4j2.configurationFile="$AK_DIR/log4j2.properties" \
 		-cp "$AK_LIB/*" kafka.Kafka "$dir/server.properties" \
 		</dev/null >>"$dir/server.log" 2>&1 &
@@ -431,7 +459,7 @@ ak_start() {
 	done
 	[[ $AK_OIDC != 1 ]] || ak__wait_issuer || return 1
 	for ((i = 1; i <= n; i++)); do
-		ak_start_node "$i"
+		ak_start_node "$i" || return 1
 	done
 	AK_BOOTSTRAP=
 	AK_SASL_BOOTSTRAP=
@@ -484,7 +512,7 @@ ak_save() {
 		AK_SASL AK_SASL_PORTS AK_BOOTSTRAP AK_SASL_BOOTSTRAP AK_CA AK_LIB \
 		AK_START_SECONDS AK_MTLS_PORTS AK_MTLS_BOOTSTRAP AK_OIDC AK_OIDC_PORTS \
 		AK_OIDC_BOOTSTRAP AK_OIDC_ISSUER_PORT AK_OIDC_ISSUER_PID AK_OIDC_TOKEN_URL \
-		AK_OIDC_LOG AK_OIDC_AUDIENCE AK_JVM_OPTS | sed 's/^declare -[aA-Za-z]* /&-g /; s/^declare -- /declare -g /' >"$AK_DIR/env"
+		AK_OIDC_LOG AK_OIDC_AUDIENCE AK_JVM_OPTS AK_JVM_PROFILE AK_HEAP | sed 's/^declare -[aA-Za-z]* /&-g /; s/^declare -- /declare -g /' >"$AK_DIR/env"
 }
 
 # ak_attach DIR — adopt the cluster saved in DIR/env; node PIDs are read
