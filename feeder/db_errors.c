@@ -5,8 +5,9 @@
  *	  (db_fill_error), its classification into retry / exit / other, and
  *	  the line that explains a fatal one before exit 3 (db_log_fatal).
  *
- * Below db.c and db_privileges.c, which both fill their errors here; the
- * loop, delivery, positions and adoption log a fatal one here too.
+ * Below db_connect.c, db_batch.c and db_privileges.c, which fill their
+ * errors here; the loop, delivery, positions and adoption log a fatal one
+ * here too.
  *
  * Transient (the same batch is retried, reconnecting as needed): no
  * SQLSTATE at all (the connection broke, or the result of COMMIT is

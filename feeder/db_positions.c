@@ -5,7 +5,7 @@
  *	  checked on the way: the group's role and Kafka cluster), moved back
  *	  for a re-created topic, a gap lost to retention recorded, a Kafka
  *	  position adopted.  Each call is one statement of its own on the
- *	  lane's connection (db.c), outside the batches.
+ *	  lane's connection (db_connect.c), outside the batches.
  *
  *-------------------------------------------------------------------------
  */

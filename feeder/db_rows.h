@@ -2,7 +2,7 @@
  *
  * db_rows.h
  *	  The batch statement's answer, read back into one row per element:
- *	  the db_row and its outcome, which db.c hands to delivery.
+ *	  the db_row and its outcome, which db_batch.c hands to delivery.
  *
  *-------------------------------------------------------------------------
  */

@@ -4,7 +4,8 @@
  *	  The batch's partitions' high watermarks, recorded in the batch's
  *	  transaction (record_high_watermarks, for the view consumer_lag):
  *	  whether a session's role may, the statement's arrays, and what a
- *	  refusal does.  db.c sends the statement in the batch's pipeline.
+ *	  refusal does.  db_batch.c sends the statement in the batch's
+ *	  pipeline.
  *
  *-------------------------------------------------------------------------
  */
@@ -60,7 +61,7 @@ db_watermarks_allowed(PGconn *conn, int log_refusal)
  *		revoked while the feeder runs, the function dropped: 42501, 42883,
  *		or any error of its own): the high watermarks are observability
  *		only, so the session stops sending them (a new session checks
- *		again: db.c) and the batch is retried at once without them.
+ *		again: db_connect.c) and the batch is retried at once without them.
  *		Counted each time (watermarks_refused); logged once per process.
  */
 void

@@ -18,7 +18,7 @@
 #include "stats.h"
 
 /*
- * The statement db.c adds to a batch's pipeline: the group, the member,
+ * The statement db_batch.c adds to a batch's pipeline: the group, the member,
  * then the three arrays of db_watermark_arrays.
  */
 #define DB_WATERMARKS_SQL \
