@@ -17,12 +17,6 @@
  * when the loop finds nothing to fetch, asynchronously
  * (kafka_commit_async).
  *
- * Each stored offset carries the leader epoch of the message it follows
- * (or, past markers, of the consumer's position), so the commit sends it
- * to the group coordinator: a consumer that resumes from it validates the
- * offset against the partition's leader, and a log truncated below it
- * (an unclean leader election) is detected instead of read past.
- *
  *-------------------------------------------------------------------------
  */
 #include <stdio.h>
@@ -90,8 +84,7 @@ kafka_offset_commit_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
  * kafka_store_offsets
  *		Acknowledge a committed batch: store offset+1 of its last message in
  *		each partition still assigned in the generation the messages came
- *		from, with that message's leader epoch.  Returns the number of
- *		partitions stored.
+ *		from.  Returns the number of partitions stored.
  */
 int
 kafka_store_offsets(kafka_consumer *kc, const batch *b)
@@ -112,11 +105,7 @@ kafka_store_offsets(kafka_consumer *kc, const batch *b)
 			continue;
 		}
 		if (m->offset + 1 > kc->slots[m->slot].store_to)
-		{
 			kc->slots[m->slot].store_to = m->offset + 1;
-			kc->slots[m->slot].store_epoch = m->handle ?
-				rd_kafka_message_leader_epoch((const rd_kafka_message_t *) m->handle) : -1;
-		}
 	}
 	if (skipped)
 	{
@@ -131,14 +120,11 @@ kafka_store_offsets(kafka_consumer *kc, const batch *b)
 	list = rd_kafka_topic_partition_list_new(kc->nslots > 0 ? kc->nslots : 1);
 	for (i = 0; i < kc->nslots; i++)
 	{
-		rd_kafka_topic_partition_t *p;
-
 		if (kc->slots[i].store_to < 0)
 			continue;
-		p = rd_kafka_topic_partition_list_add(list, kc->slots[i].topic,
-											  kc->slots[i].partition);
-		p->offset = kc->slots[i].store_to;
-		rd_kafka_topic_partition_set_leader_epoch(p, kc->slots[i].store_epoch);
+		rd_kafka_topic_partition_list_add(list, kc->slots[i].topic,
+										  kc->slots[i].partition)->offset =
+			kc->slots[i].store_to;
 	}
 	if (list->cnt > 0)
 	{
@@ -171,10 +157,7 @@ kafka_store_offsets(kafka_consumer *kc, const batch *b)
 	}
 	rd_kafka_topic_partition_list_destroy(list);
 	for (i = 0; i < kc->nslots; i++)
-	{
 		kc->slots[i].store_to = -1;
-		kc->slots[i].store_epoch = -1;
-	}
 	return n;
 }
 
@@ -241,8 +224,6 @@ kafka_ack_positions(kafka_consumer *kc, advance_list *moved)
 			continue;
 		one = rd_kafka_topic_partition_list_new(1);
 		rd_kafka_topic_partition_list_add(one, p->topic, p->partition)->offset = p->offset;
-		rd_kafka_topic_partition_set_leader_epoch(&one->elems[0],
-												  rd_kafka_topic_partition_get_leader_epoch(p));
 		if (rd_kafka_offsets_store(kc->rk, one) == RD_KAFKA_RESP_ERR_NO_ERROR &&
 			one->elems[0].err == RD_KAFKA_RESP_ERR_NO_ERROR)
 		{

@@ -31,7 +31,6 @@ typedef struct kafka_slot
 	int64_t		polled_next;	/* offset + 1 of the last message consumed
 								 * this generation, -1: none */
 	int64_t		store_to;		/* scratch for kafka_store_offsets */
-	int32_t		store_epoch;	/* its message's leader epoch, -1: none */
 	int64_t		committed;		/* last offset seen committed, -1 */
 	int64_t		db_next;		/* next offset the database holds for us, -1 */
 	int			waiting_start;	/* paused until its start position is known */

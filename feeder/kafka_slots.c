@@ -48,7 +48,6 @@ kafka_slot_find(kafka_consumer *kc, const char *topic, int32_t partition)
 	slots[kc->nslots].first_seen = -1;
 	slots[kc->nslots].polled_next = -1;
 	slots[kc->nslots].store_to = -1;
-	slots[kc->nslots].store_epoch = -1;
 	slots[kc->nslots].committed = -1;
 	slots[kc->nslots].db_next = -1;
 	slots[kc->nslots].start_store = -1;
