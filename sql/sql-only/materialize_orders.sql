@@ -4,6 +4,13 @@
 DECLARE
 	with_group CONSTANT boolean := false;
 	consumer_group CONSTANT text := NULL;
+	-- the outbox form's arguments, which this form has not
+	with_envelope CONSTANT boolean := false;
+	envelope CONSTANT text := NULL;
+	event_type CONSTANT text := NULL;
+	type_header CONSTANT text := NULL;
+	message_types CONSTANT bytea[] := NULL;
+	content_types CONSTANT bytea[] := NULL;
 BEGIN
 --@include batch
 END

@@ -6,6 +6,13 @@
 #variable_conflict use_column
 DECLARE
 	with_group CONSTANT boolean := true;
+	-- the outbox form's arguments, which this form has not
+	with_envelope CONSTANT boolean := false;
+	envelope CONSTANT text := NULL;
+	event_type CONSTANT text := NULL;
+	type_header CONSTANT text := NULL;
+	message_types CONSTANT bytea[] := NULL;
+	content_types CONSTANT bytea[] := NULL;
 BEGIN
 --@include batch
 END
