@@ -22,7 +22,8 @@ DECLARE
 	max_event_bytes CONSTANT integer := 1048576;
 	n integer;
 	arg_names CONSTANT text[] := ARRAY['kafka_topics', 'kafka_partitions', 'kafka_offsets', 'kafka_keys',
-	                                   'message_types', 'content_types'];
+	                                   'message_types', 'content_types', 'decoded_values',
+	                                   'value_schema_ids', 'decode_errors', 'value_schema_guids'];
 	arg_dims integer[];
 	arg_counts integer[];
 	bad_topic record;
@@ -55,6 +56,10 @@ DECLARE
 	-- the outbox form's (outbox-options.sql, envelope-open.sql): each
 	-- element's event, or what decided it before the validator
 	ev_values bytea[];
+	-- the framed form's: each element's schema id (frame.c's)
+	pre_schema_id integer[];
+	fr_decoded bytea;
+	fr_error text;
 	pre_outcome text[];
 	pre_sqlstate text[];
 	pre_message text[];
@@ -131,11 +136,15 @@ BEGIN
 	n := pg_catalog.cardinality(kafka_values);
 	arg_dims := ARRAY[pg_catalog.array_ndims(kafka_topics), pg_catalog.array_ndims(kafka_partitions),
 	                  pg_catalog.array_ndims(kafka_offsets), pg_catalog.array_ndims(kafka_keys),
-	                  pg_catalog.array_ndims(message_types), pg_catalog.array_ndims(content_types)];
+	                  pg_catalog.array_ndims(message_types), pg_catalog.array_ndims(content_types),
+	                  pg_catalog.array_ndims(decoded_values), pg_catalog.array_ndims(value_schema_ids),
+	                  pg_catalog.array_ndims(decode_errors), pg_catalog.array_ndims(value_schema_guids)];
 	arg_counts := ARRAY[pg_catalog.cardinality(kafka_topics), pg_catalog.cardinality(kafka_partitions),
 	                    pg_catalog.cardinality(kafka_offsets), pg_catalog.cardinality(kafka_keys),
-	                    pg_catalog.cardinality(message_types), pg_catalog.cardinality(content_types)];
-	FOR a IN 1 .. CASE WHEN with_envelope THEN 6 ELSE 4 END LOOP
+	                    pg_catalog.cardinality(message_types), pg_catalog.cardinality(content_types),
+	                    pg_catalog.cardinality(decoded_values), pg_catalog.cardinality(value_schema_ids),
+	                    pg_catalog.cardinality(decode_errors), pg_catalog.cardinality(value_schema_guids)];
+	FOR a IN 1 .. CASE WHEN with_frame THEN 10 WHEN with_envelope THEN 6 ELSE 4 END LOOP
 		IF arg_dims[a] > 1 THEN
 			RAISE EXCEPTION '% must be a one-dimensional array', arg_names[a]
 				USING ERRCODE = 'array_subscript_error';
@@ -196,12 +205,37 @@ BEGIN
 		pre_outcome := pg_catalog.array_fill(NULL::text, ARRAY[n]);
 		pre_sqlstate := pg_catalog.array_fill(NULL::text, ARRAY[n]);
 		pre_message := pg_catalog.array_fill(NULL::text, ARRAY[n]);
+		pre_schema_id := pg_catalog.array_fill(NULL::integer, ARRAY[n]);
 		FOR k IN 1 .. n LOOP
 			val := kafka_values[pg_catalog.array_lower(kafka_values, 1) + k - 1];
 			env_type := message_types[pg_catalog.array_lower(message_types, 1) + k - 1];
 			env_ct := content_types[pg_catalog.array_lower(content_types, 1) + k - 1];
 			rj := NULL;
-			IF val IS NOT NULL THEN
+			IF val IS NOT NULL AND with_frame THEN
+				-- frame.c's RoFrameOpen: the event is what the feeder decoded,
+				-- else the JSON after the 5-byte frame; a decode error rejects
+				fr_decoded := decoded_values[pg_catalog.array_lower(decoded_values, 1) + k - 1];
+				fr_error := decode_errors[pg_catalog.array_lower(decode_errors, 1) + k - 1];
+				pre_schema_id[k] := value_schema_ids[pg_catalog.array_lower(value_schema_ids, 1) + k - 1];
+				IF fr_error IS NOT NULL THEN
+					rj := ARRAY['22P03', fr_error, NULL];
+				ELSIF fr_decoded IS NOT NULL THEN
+					val := fr_decoded;
+				ELSIF pg_catalog.octet_length(val) < 5 OR pg_catalog.get_byte(val, 0) <> 0 THEN
+					rj := ARRAY['22P03',
+					            'value is not framed by a Schema Registry serializer: ' ||
+					            CASE WHEN pg_catalog.octet_length(val) < 5
+					                 THEN 'shorter than the 5-byte frame (magic byte 0, 4-byte schema id)'
+					                 ELSE 'its first byte is not the magic byte 0' END,
+					            NULL];
+				ELSE
+					IF pre_schema_id[k] IS NULL THEN
+						pre_schema_id[k] := ('x' || pg_catalog.encode(pg_catalog.substring(val, 2, 4), 'hex'))::bit(32)::integer;
+					END IF;
+					val := pg_catalog.substring(val, 6);
+				END IF;
+			END IF;
+			IF val IS NOT NULL AND rj IS NULL THEN
 				structured := envelope = 'cloudevents' AND env_ct IS NOT NULL
 				              AND pg_catalog.encode(env_ct, 'escape') ~* '^[ \t]*application/cloudevents($|[+; \t])';
 				IF NOT structured AND event_type IS NOT NULL AND env_type IS NULL THEN
@@ -235,7 +269,7 @@ BEGIN
 						ev_values[k] := ev;
 					END IF;
 				END IF;
-			ELSE
+			ELSIF val IS NULL THEN
 				pre_outcome[k] := 'skipped';
 			END IF;
 			IF pre_outcome[k] = 'skipped' AND event_type IS NOT NULL AND env_type IS NOT NULL
@@ -316,8 +350,8 @@ BEGIN
 				               LATERAL (SELECT p.payload) AS ev(payload)
 				        OFFSET 0) v),
 			ins AS (
-				INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
-				SELECT f.id, f.payload ->> 'externalReference', f.payload
+				INSERT INTO received_orders.received_orders (order_id, external_reference, payload, value_schema_id)
+				SELECT f.id, f.payload ->> 'externalReference', f.payload, pre_schema_id[f.pos]
 				  FROM f WHERE f.valid
 				 ORDER BY f.id, f.pos
 				ON CONFLICT (order_id) DO NOTHING
@@ -463,10 +497,10 @@ BEGIN
 			todo_hi := todo_hi[1 : pg_catalog.cardinality(todo_hi) - 1];
 			BEGIN
 				WITH ins AS (
-					INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
-					SELECT c.id, c.ref, c.payload
-					  FROM unnest(cand_id[lo : hi], cand_ref[lo : hi], cand_payload[lo : hi])
-					       WITH ORDINALITY AS c(id, ref, payload, k)
+					INSERT INTO received_orders.received_orders (order_id, external_reference, payload, value_schema_id)
+					SELECT c.id, c.ref, c.payload, pre_schema_id[c.pos]
+					  FROM unnest(cand_id[lo : hi], cand_ref[lo : hi], cand_payload[lo : hi], cand_pos[lo : hi])
+					       WITH ORDINALITY AS c(id, ref, payload, pos, k)
 					 ORDER BY c.k
 					ON CONFLICT (order_id) DO NOTHING
 					RETURNING received_orders.order_id)
@@ -558,7 +592,7 @@ BEGIN
 	INSERT INTO received_orders.received_orders_quarantine
 		(kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,
 		 order_id, outcome, sqlstate, reason, kafka_key_bytes, raw_value_bytes,
-		 message_digest, envelope, kafka_headers)
+		 message_digest, envelope, kafka_headers, value_schema_id, value_schema_guid)
 	SELECT m.topic, m.part, m.off,
 	       CASE WHEN pg_catalog.length(m.key) > max_event_bytes THEN pg_catalog.substring(m.key, 1, 4096) ELSE m.key END,
 	       CASE WHEN pg_catalog.length(m.val) > max_event_bytes THEN pg_catalog.substring(m.val, 1, 4096) ELSE m.val END,
@@ -570,10 +604,11 @@ BEGIN
 	                ELSE '\x01'::bytea || pg_catalog.int4send(pg_catalog.length(m.key)) || m.key END
 	           || CASE WHEN m.val IS NULL THEN '\x00'::bytea
 	                   ELSE '\x01'::bytea || m.val END),
-	       CASE WHEN with_envelope THEN envelope END, hj.headers
+	       CASE WHEN with_envelope THEN envelope END, hj.headers, m.schema_id, m.guid
 	  FROM unnest(kafka_values, kafka_topics, kafka_partitions, kafka_offsets, kafka_keys,
-	              st_outcome, st_sqlstate, st_message, st_order_id, message_types, content_types)
-	       WITH ORDINALITY AS m(val, topic, part, off, key, o, code, msg, id, mt, ct, pos),
+	              st_outcome, st_sqlstate, st_message, st_order_id, message_types, content_types,
+	              pre_schema_id, value_schema_guids)
+	       WITH ORDINALITY AS m(val, topic, part, off, key, o, code, msg, id, mt, ct, schema_id, guid, pos),
 	       -- quarantine.c's QuarantineHeadersJson: the type header and the
 	       -- content-type as text (hex when not UTF-8), their first 4096
 	       -- bytes (whole characters), with their length when longer

@@ -11,6 +11,12 @@ DECLARE
 	type_header CONSTANT text := NULL;
 	message_types CONSTANT bytea[] := NULL;
 	content_types CONSTANT bytea[] := NULL;
+	-- the Schema Registry form's arguments, which this form has not
+	with_frame CONSTANT boolean := false;
+	decoded_values CONSTANT bytea[] := NULL;
+	value_schema_ids CONSTANT integer[] := NULL;
+	decode_errors CONSTANT text[] := NULL;
+	value_schema_guids CONSTANT uuid[] := NULL;
 BEGIN
 --@include batch
 END

@@ -8,8 +8,9 @@
 -- recorded.  It returns inserted or duplicate; a message still invalid
 -- raises its validation error, one still conflicting raises
 -- unique_violation, and then nothing changes.  A message of the Schema
--- Registry form (a schema id or GUID) is not replayed by this flavour yet
--- (feature_not_supported).
+-- Registry form with a schema id is opened in its frame first (the JSON
+-- after it; the stored row records the id); its hint, and that of a
+-- message whose schema a GUID named, says how to replay an Avro value.
 DECLARE
 	max_event_bytes CONSTANT integer := 1048576;
 	quarantined record;
@@ -44,6 +45,7 @@ DECLARE
 	env_token_types CONSTANT text[] := ARRAY['object', 'array', 'string', 'number', 'boolean', 'null'];
 	env_token_names CONSTANT text[] := ARRAY['an object', 'an array', 'a string', 'a number', 'a boolean', 'null'];
 	-- insert-one.sql's
+	new_schema_id integer;
 	new_id uuid;
 	reference text;
 	ev_payload jsonb;
@@ -78,20 +80,32 @@ BEGIN
 			      DETAIL = 'A value larger than received_orders.max_event_bytes is quarantined as its prefix, its length and its digest.',
 			      HINT = 'Re-read it from Kafka at its coordinates after a superuser raised received_orders.max_event_bytes, or set raw_value to the whole repaired event and raw_value_bytes to NULL, then replay it.';
 	END IF;
-	IF quarantined.value_schema_id IS NOT NULL OR quarantined.value_schema_guid IS NOT NULL THEN
-		RAISE EXCEPTION 'received_orders: replay_quarantined of a Schema Registry message is not available in the SQL-only flavour yet'
-			USING ERRCODE = 'feature_not_supported',
-			      HINT = 'Use the C extension for it (docs/sql-only.md lists what the SQL-only flavour has).';
+	hint := pg_catalog.format('Repair raw_value of quarantined message %s and replay it again; nothing was changed.',
+	                          replay_quarantined.id);
+	val := quarantined.raw_value;
+	new_schema_id := NULL;
+	IF quarantined.value_schema_id IS NULL AND quarantined.value_schema_guid IS NOT NULL THEN
+		hint := pg_catalog.format('Quarantined message %s is a Schema Registry value whose schema a __value_schema_id header named (schema GUID %s): a JSON Schema value replays as received; for an Avro value, set raw_value to the event''s JSON and value_schema_guid to NULL, then replay it; nothing was changed.',
+		                          replay_quarantined.id, quarantined.value_schema_guid);
+	ELSIF quarantined.value_schema_id IS NOT NULL THEN
+		-- frame.c's RoFrameOpen of the bytes as received
+		hint := pg_catalog.format('Quarantined message %s is a Schema Registry value (schema id %s): a JSON Schema value replays from its framed bytes; for an Avro value, set raw_value to the event''s JSON and value_schema_id to NULL, then replay it; nothing was changed.',
+		                          replay_quarantined.id, quarantined.value_schema_id);
+		IF pg_catalog.octet_length(val) < 5 OR pg_catalog.get_byte(val, 0) <> 0 THEN
+			RAISE EXCEPTION 'value is not framed by a Schema Registry serializer: %',
+				CASE WHEN pg_catalog.octet_length(val) < 5
+				     THEN 'shorter than the 5-byte frame (magic byte 0, 4-byte schema id)'
+				     ELSE 'its first byte is not the magic byte 0' END
+				USING ERRCODE = 'invalid_binary_representation', HINT = hint;
+		END IF;
+		val := pg_catalog.substring(val, 6);
+		new_schema_id := quarantined.value_schema_id;
 	END IF;
 	IF quarantined.envelope NOT IN ('plain', 'debezium', 'cloudevents') THEN
 		RAISE EXCEPTION 'quarantined message % has an unknown envelope "%"', replay_quarantined.id, quarantined.envelope
 			USING ERRCODE = 'invalid_parameter_value',
 			      HINT = 'Set its envelope to ''plain'', ''debezium'' or ''cloudevents''.';
 	END IF;
-	hint := pg_catalog.format('Repair raw_value of quarantined message %s and replay it again; nothing was changed.',
-	                          replay_quarantined.id);
-
-	val := quarantined.raw_value;
 --@include event-raw
 	envelope := quarantined.envelope;
 	IF envelope = 'debezium'

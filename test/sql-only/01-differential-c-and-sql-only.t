@@ -55,6 +55,7 @@ grant_caller() {
 			received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]),
 			received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]),
 			received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[]),
+			received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[], uuid[]),
 			received_orders.check_consumer_group(text, text),
 			received_orders.replay_quarantined(bigint) TO $CALLER" \
 		-c "GRANT CREATE ON SCHEMA public TO $CALLER"
@@ -77,6 +78,11 @@ feed() {
 		pg_psql -U "$role" -d "$db" -c "COPY public.fuzz_outbox_options FROM STDIN" &&
 		pg_psql -d "$GEN_DB" -c "COPY public.fuzz_outbox_input TO STDOUT" |
 		pg_psql -U "$role" -d "$db" -c "COPY public.fuzz_outbox_input FROM STDIN" &&
+		pg_psql -U "$role" -d "$db" -c "CREATE TABLE public.fuzz_framed_input (batch integer, pos integer, val bytea,
+			topic text, part integer, off bigint, key bytea, mtype bytea, ctype bytea, decoded bytea,
+			schema_id integer, decode_error text, guid uuid, PRIMARY KEY (batch, pos))" &&
+		pg_psql -d "$GEN_DB" -c "COPY public.fuzz_framed_input TO STDOUT" |
+		pg_psql -U "$role" -d "$db" -c "COPY public.fuzz_framed_input FROM STDIN" &&
 		pg_psql -U "$role" -v SHOW_CONTEXT=never -d "$db" -f "$HERE/fuzz-run.sql" 2>"$out.warnings" &&
 		pg_psql -U "$role" -v SHOW_CONTEXT=never -d "$db" -f "$HERE/fuzz-outbox-run.sql" 2>>"$out.warnings" &&
 		pg_psql -d "$db" -f - <<-'EOF' &&
@@ -89,6 +95,12 @@ feed() {
 			   SET raw_value = (SELECT convert_to(payload::text, 'UTF8') FROM received_orders.received_orders
 			                     ORDER BY order_id LIMIT 1)
 			 WHERE id % 4 = 2 AND raw_value_bytes IS NULL;
+			-- a framed value repaired in its frame, with a new order
+			UPDATE received_orders.received_orders_quarantine
+			   SET raw_value = '\x00'::bytea || int4send(value_schema_id)
+			                   || convert_to(format('{"orderId": "%s", "externalReference": "FRAMED-%s"}',
+			                                        md5('reframed' || id)::uuid, id), 'UTF8')
+			 WHERE id % 4 = 3 AND value_schema_id IS NOT NULL AND raw_value_bytes IS NULL;
 			UPDATE received_orders.received_orders_quarantine SET raw_value = NULL WHERE id % 17 = 0;
 		EOF
 		pg_psql -U "$role" -d "$db" -f "$HERE/fuzz-replay.sql" &&

@@ -106,3 +106,48 @@ SELECT i.batch, i.pos, w.val, 'outbox', i.batch % 2, i.batch * 1000 + i.pos, i.k
 		ELSE '{"specversion": "1.0", "type": "' || v.ce_type || '", "data": ' || v.txt || '}'
 		END, 'UTF8')
 	END AS val) AS w;
+
+-- The same outbox messages as the Schema Registry form receives them from
+-- the feeder (feeder/decode.c): public.fuzz_framed_input adds per message
+-- the JSON the feeder decoded (an Avro value), the schema id it read from
+-- the frame (or none, as a caller from SQL), why it could not decode the
+-- value, and the GUID a __value_schema_id header named.  A value is framed
+-- JSON (JSON Schema; the outbox message, or a new order), framed Avro
+-- bytes with their decoded JSON (the message, or a new order), framed
+-- bytes the feeder refused (a reason of its, long and multi-byte too),
+-- unframed Avro bytes named by a GUID, unframed JSON with or without a
+-- GUID, or shorter than the frame; schema ids small, the largest and
+-- negative (0xffffffff).
+CREATE TABLE public.fuzz_framed_input (
+	batch integer, pos integer, val bytea, topic text, part integer, off bigint, key bytea,
+	mtype bytea, ctype bytea, decoded bytea, schema_id integer, decode_error text, guid uuid,
+	PRIMARY KEY (batch, pos));
+
+INSERT INTO public.fuzz_framed_input
+SELECT i.batch, i.pos,
+       CASE WHEN i.val IS NULL THEN NULL
+            WHEN k.kind = 0 THEN '\x00'::bytea || pg_catalog.int4send(k.id) || i.val
+            WHEN k.kind = 7 THEN '\x00'::bytea || pg_catalog.int4send(k.id) || k.fresh
+            WHEN k.kind IN (1, 2) THEN '\x00'::bytea || pg_catalog.int4send(k.id) || k.avro
+            WHEN k.kind = 3 THEN k.avro
+            WHEN k.kind IN (4, 6) THEN i.val
+            ELSE pg_catalog.substring('\x00000007'::bytea, 1, (k.r * 4)::int) END,
+       'framed', i.part, i.off, i.key, i.mtype, i.ctype,
+       CASE WHEN i.val IS NOT NULL AND k.kind IN (1, 3) AND k.r < 0.4 THEN k.fresh
+            WHEN i.val IS NOT NULL AND k.kind IN (1, 3) THEN i.val END,
+       CASE WHEN i.val IS NULL THEN NULL
+            WHEN k.kind = 1 OR (k.kind IN (0, 7) AND k.g < 0.6) OR (k.kind = 2 AND k.r < 0.5) THEN k.id END,
+       CASE WHEN i.val IS NOT NULL AND k.kind = 2 THEN
+            (ARRAY['schema id ' || k.id || ' is unknown to the Schema Registry',
+                   'Avro value does not match writer schema ' || k.id || ': the value ends inside field "lines"',
+                   'Avro value does not match its schema: ' || pg_catalog.repeat('é', 200) || ' is not a valid enum symbol',
+                   ''])[1 + (k.r * 3)::int] END,
+       CASE WHEN i.val IS NOT NULL AND k.kind IN (3, 6) THEN pg_catalog.md5(i.off::text)::uuid END
+  FROM public.fuzz_outbox_input i
+  CROSS JOIN LATERAL (
+	SELECT (pg_catalog.random() * 8)::int % 8 + i.pos * 0 AS kind,
+	       (ARRAY[1, 7, 2147483647, -1, 100042])[1 + (pg_catalog.random() * 4)::int] AS id,
+	       pg_catalog.decode(pg_catalog.md5(i.off::text || 'avro'), 'hex') AS avro,
+	       pg_catalog.random() AS r, pg_catalog.random() AS g,
+	       pg_catalog.convert_to(pg_catalog.format('{"orderId": "%s", "externalReference": "F-%s"}',
+	                                               pg_catalog.md5('framed' || i.off)::uuid, i.pos % 2), 'UTF8') AS fresh) AS k;
