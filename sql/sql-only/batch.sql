@@ -60,6 +60,9 @@ DECLARE
 	pre_schema_id integer[];
 	fr_decoded bytea;
 	fr_error text;
+	-- the values a Debezium or structured CloudEvents envelope is opened
+	-- in, as text, when the whole batch's raw checks passed them
+	env_clean_txt text[];
 	pre_outcome text[];
 	pre_sqlstate text[];
 	pre_message text[];
@@ -206,6 +209,36 @@ BEGIN
 		pre_sqlstate := pg_catalog.array_fill(NULL::text, ARRAY[n]);
 		pre_message := pg_catalog.array_fill(NULL::text, ARRAY[n]);
 		pre_schema_id := pg_catalog.array_fill(NULL::integer, ARRAY[n]);
+		-- event.c's RoEventCheckRaw of the values to open, the whole batch
+		-- in one statement (in frame.c's order: what the feeder decoded,
+		-- else the bytes after the frame): those it passes skip
+		-- event-raw.sql below; should it throw, each value gets event-raw.sql
+		env_clean_txt := pg_catalog.array_fill(NULL::text, ARRAY[n]);
+		IF envelope <> 'plain' AND n > 0 THEN
+			BEGIN
+				SELECT pg_catalog.array_agg(CASE WHEN u.txt IS NULL THEN NULL
+				                                 WHEN
+--@include nesting
+				                                 THEN NULL
+				                                 WHEN u.txt::pg_catalog.json IS NULL THEN NULL
+				                                 WHEN u.txt ~ '(?:^|[^\\])(?:\\\\)*\\u0000' THEN NULL
+				                                 ELSE u.txt END ORDER BY u.pos)
+				  INTO env_clean_txt
+				  FROM (SELECT e.pos, CASE WHEN pg_catalog.octet_length(e.val) <= max_event_bytes
+				                           THEN pg_catalog.convert_from(e.val, 'UTF8') END AS txt
+				          FROM (SELECT m.pos,
+				                       CASE WHEN m.val IS NULL OR m.err IS NOT NULL THEN NULL
+				                            WHEN NOT with_frame THEN m.val
+				                            WHEN m.dec IS NOT NULL THEN m.dec
+				                            WHEN pg_catalog.octet_length(m.val) >= 5 AND pg_catalog.get_byte(m.val, 0) = 0
+				                            THEN pg_catalog.substring(m.val, 6) END AS val
+				                  FROM unnest(kafka_values, decoded_values, decode_errors) WITH ORDINALITY AS m(val, dec, err, pos)
+				                OFFSET 0) e
+				        OFFSET 0) u;
+			EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+				env_clean_txt := pg_catalog.array_fill(NULL::text, ARRAY[n]);
+			END;
+		END IF;
 		FOR k IN 1 .. n LOOP
 			val := kafka_values[pg_catalog.array_lower(kafka_values, 1) + k - 1];
 			env_type := message_types[pg_catalog.array_lower(message_types, 1) + k - 1];
@@ -254,9 +287,13 @@ BEGIN
 				ELSIF envelope = 'plain' OR (envelope = 'cloudevents' AND NOT structured) THEN
 					ev_values[k] := val;
 				ELSE
+					IF env_clean_txt[k] IS NOT NULL THEN
+						txt := env_clean_txt[k];
+					ELSE
 --@include event-raw
-					IF rj IS NOT NULL AND jsonb_refused THEN
-						rj := NULL;
+						IF rj IS NOT NULL AND jsonb_refused THEN
+							rj := NULL;
+						END IF;
 					END IF;
 					IF rj IS NULL THEN
 --@include envelope-open
