@@ -21,7 +21,9 @@
 DECLARE
 	max_event_bytes CONSTANT integer := 1048576;
 	n integer;
-	arg_names CONSTANT text[] := ARRAY['kafka_topics', 'kafka_partitions', 'kafka_offsets', 'kafka_keys'];
+	arg_names CONSTANT text[] := ARRAY['kafka_topics', 'kafka_partitions', 'kafka_offsets', 'kafka_keys',
+	                                   'message_types', 'content_types', 'decoded_values',
+	                                   'value_schema_ids', 'decode_errors', 'value_schema_guids'];
 	arg_dims integer[];
 	arg_counts integer[];
 	bad_topic record;
@@ -51,6 +53,41 @@ DECLARE
 	part_payload jsonb[];
 	part_deep boolean[];
 	part_inserted boolean[];
+	-- the outbox form's (outbox-options.sql, envelope-open.sql): each
+	-- element's event, or what decided it before the validator
+	ev_values bytea[];
+	-- the framed form's: each element's schema id (frame.c's)
+	pre_schema_id integer[];
+	fr_decoded bytea;
+	fr_error text;
+	-- the values a Debezium or structured CloudEvents envelope is opened
+	-- in, as text, when the whole batch's raw checks passed them
+	env_clean_txt text[];
+	pre_outcome text[];
+	pre_sqlstate text[];
+	pre_message text[];
+	env_type_header text;
+	env_type bytea;
+	env_ct bytea;
+	structured boolean;
+	ev bytea;
+	ce_type bytea;
+	env_msg text;
+	env_code text;
+	env_esc record;
+	env_j pg_catalog.json;
+	env_top text;
+	env_t text;
+	env_wanted text[];
+	env_members jsonb;
+	env_b64 text;
+	b64_buf bigint;
+	b64_pos integer;
+	b64_end integer;
+	b64_b integer;
+	b64_ch text;
+	env_token_types CONSTANT text[] := ARRAY['object', 'array', 'string', 'number', 'boolean', 'null'];
+	env_token_names CONSTANT text[] := ARRAY['an object', 'an array', 'a string', 'a number', 'a boolean', 'null'];
 	-- event-raw.sql's
 	p integer;
 	val bytea;
@@ -85,6 +122,9 @@ BEGIN
 				      HINT = 'Positions are recorded from each message''s topic, partition and offset.';
 		END IF;
 	END IF;
+	IF with_envelope THEN
+--@include outbox-options
+	END IF;
 	IF kafka_values IS NULL THEN
 		RAISE EXCEPTION 'kafka_values must not be null'
 			USING ERRCODE = 'null_value_not_allowed',
@@ -98,10 +138,16 @@ BEGIN
 	END IF;
 	n := pg_catalog.cardinality(kafka_values);
 	arg_dims := ARRAY[pg_catalog.array_ndims(kafka_topics), pg_catalog.array_ndims(kafka_partitions),
-	                  pg_catalog.array_ndims(kafka_offsets), pg_catalog.array_ndims(kafka_keys)];
+	                  pg_catalog.array_ndims(kafka_offsets), pg_catalog.array_ndims(kafka_keys),
+	                  pg_catalog.array_ndims(message_types), pg_catalog.array_ndims(content_types),
+	                  pg_catalog.array_ndims(decoded_values), pg_catalog.array_ndims(value_schema_ids),
+	                  pg_catalog.array_ndims(decode_errors), pg_catalog.array_ndims(value_schema_guids)];
 	arg_counts := ARRAY[pg_catalog.cardinality(kafka_topics), pg_catalog.cardinality(kafka_partitions),
-	                    pg_catalog.cardinality(kafka_offsets), pg_catalog.cardinality(kafka_keys)];
-	FOR a IN 1 .. 4 LOOP
+	                    pg_catalog.cardinality(kafka_offsets), pg_catalog.cardinality(kafka_keys),
+	                    pg_catalog.cardinality(message_types), pg_catalog.cardinality(content_types),
+	                    pg_catalog.cardinality(decoded_values), pg_catalog.cardinality(value_schema_ids),
+	                    pg_catalog.cardinality(decode_errors), pg_catalog.cardinality(value_schema_guids)];
+	FOR a IN 1 .. CASE WHEN with_frame THEN 10 WHEN with_envelope THEN 6 ELSE 4 END LOOP
 		IF arg_dims[a] > 1 THEN
 			RAISE EXCEPTION '% must be a one-dimensional array', arg_names[a]
 				USING ERRCODE = 'array_subscript_error';
@@ -153,16 +199,154 @@ BEGIN
 		PERFORM received_orders.check_consumer_group(consumer_group, NULL);
 	END IF;
 
+	-- the outbox form (outbox.c's RoOutboxOpenEnvelope): each element
+	-- decided by its type (skipped, or rejected when its type cannot be
+	-- told) or by its envelope (rejected), else its event found in the
+	-- envelope; one element at a time
+	IF with_envelope THEN
+		ev_values := pg_catalog.array_fill(NULL::bytea, ARRAY[n]);
+		pre_outcome := pg_catalog.array_fill(NULL::text, ARRAY[n]);
+		pre_sqlstate := pg_catalog.array_fill(NULL::text, ARRAY[n]);
+		pre_message := pg_catalog.array_fill(NULL::text, ARRAY[n]);
+		pre_schema_id := pg_catalog.array_fill(NULL::integer, ARRAY[n]);
+		-- event.c's RoEventCheckRaw of the values to open, the whole batch
+		-- in one statement (in frame.c's order: what the feeder decoded,
+		-- else the bytes after the frame): those it passes skip
+		-- event-raw.sql below; should it throw, each value gets event-raw.sql
+		env_clean_txt := pg_catalog.array_fill(NULL::text, ARRAY[n]);
+		IF envelope <> 'plain' AND n > 0 THEN
+			BEGIN
+				SELECT pg_catalog.array_agg(CASE WHEN u.txt IS NULL THEN NULL
+				                                 WHEN
+--@include nesting
+				                                 THEN NULL
+				                                 WHEN u.txt::pg_catalog.json IS NULL THEN NULL
+				                                 WHEN u.txt ~ '(?:^|[^\\])(?:\\\\)*\\u0000' THEN NULL
+				                                 ELSE u.txt END ORDER BY u.pos)
+				  INTO env_clean_txt
+				  FROM (SELECT e.pos, CASE WHEN pg_catalog.octet_length(e.val) <= max_event_bytes
+				                           THEN pg_catalog.convert_from(e.val, 'UTF8') END AS txt
+				          FROM (SELECT m.pos,
+				                       CASE WHEN m.val IS NULL OR m.err IS NOT NULL THEN NULL
+				                            WHEN NOT with_frame THEN m.val
+				                            WHEN m.dec IS NOT NULL THEN m.dec
+				                            WHEN pg_catalog.octet_length(m.val) >= 5 AND pg_catalog.get_byte(m.val, 0) = 0
+				                            THEN pg_catalog.substring(m.val, 6) END AS val
+				                  FROM unnest(kafka_values, decoded_values, decode_errors) WITH ORDINALITY AS m(val, dec, err, pos)
+				                OFFSET 0) e
+				        OFFSET 0) u;
+			EXCEPTION WHEN data_exception OR program_limit_exceeded THEN
+				env_clean_txt := pg_catalog.array_fill(NULL::text, ARRAY[n]);
+			END;
+		END IF;
+		FOR k IN 1 .. n LOOP
+			val := kafka_values[pg_catalog.array_lower(kafka_values, 1) + k - 1];
+			env_type := message_types[pg_catalog.array_lower(message_types, 1) + k - 1];
+			env_ct := content_types[pg_catalog.array_lower(content_types, 1) + k - 1];
+			rj := NULL;
+			IF val IS NOT NULL AND with_frame THEN
+				-- frame.c's RoFrameOpen: the event is what the feeder decoded,
+				-- else the JSON after the 5-byte frame; a decode error rejects
+				fr_decoded := decoded_values[pg_catalog.array_lower(decoded_values, 1) + k - 1];
+				fr_error := decode_errors[pg_catalog.array_lower(decode_errors, 1) + k - 1];
+				pre_schema_id[k] := value_schema_ids[pg_catalog.array_lower(value_schema_ids, 1) + k - 1];
+				IF fr_error IS NOT NULL THEN
+					rj := ARRAY['22P03', fr_error, NULL];
+				ELSIF fr_decoded IS NOT NULL THEN
+					val := fr_decoded;
+				ELSIF pg_catalog.octet_length(val) < 5 OR pg_catalog.get_byte(val, 0) <> 0 THEN
+					rj := ARRAY['22P03',
+					            'value is not framed by a Schema Registry serializer: ' ||
+					            CASE WHEN pg_catalog.octet_length(val) < 5
+					                 THEN 'shorter than the 5-byte frame (magic byte 0, 4-byte schema id)'
+					                 ELSE 'its first byte is not the magic byte 0' END,
+					            NULL];
+				ELSE
+					IF pre_schema_id[k] IS NULL THEN
+						pre_schema_id[k] := ('x' || pg_catalog.encode(pg_catalog.substring(val, 2, 4), 'hex'))::bit(32)::integer;
+					END IF;
+					val := pg_catalog.substring(val, 6);
+				END IF;
+			END IF;
+			IF val IS NOT NULL AND rj IS NULL THEN
+				structured := envelope = 'cloudevents' AND env_ct IS NOT NULL
+				              AND pg_catalog.encode(env_ct, 'escape') ~* '^[ \t]*application/cloudevents($|[+; \t])';
+				IF NOT structured AND event_type IS NOT NULL AND env_type IS NULL THEN
+					rj := ARRAY['22023',
+					            pg_catalog.format('header %s is missing: the message''s type cannot be told (event_type %s)',
+					                              (SELECT
+--@include quote-bytes
+					                                 FROM (SELECT pg_catalog.convert_to(env_type_header, 'UTF8')) AS qb(b)),
+					                              (SELECT
+--@include quote-bytes
+					                                 FROM (SELECT pg_catalog.convert_to(event_type, 'UTF8')) AS qb(b))),
+					            NULL];
+				ELSIF NOT structured AND event_type IS NOT NULL
+				      AND env_type <> pg_catalog.convert_to(event_type, 'UTF8') THEN
+					pre_outcome[k] := 'skipped';
+				ELSIF envelope = 'plain' OR (envelope = 'cloudevents' AND NOT structured) THEN
+					ev_values[k] := val;
+				ELSE
+					IF env_clean_txt[k] IS NOT NULL THEN
+						txt := env_clean_txt[k];
+					ELSE
+--@include event-raw
+						IF rj IS NOT NULL AND jsonb_refused THEN
+							rj := NULL;
+						END IF;
+					END IF;
+					IF rj IS NULL THEN
+--@include envelope-open
+					END IF;
+					IF rj IS NULL AND event_type IS NOT NULL
+					   AND ce_type <> pg_catalog.convert_to(event_type, 'UTF8') THEN
+						env_type := ce_type;
+						pre_outcome[k] := 'skipped';
+					ELSIF rj IS NULL THEN
+						ev_values[k] := ev;
+					END IF;
+				END IF;
+			ELSIF val IS NULL THEN
+				pre_outcome[k] := 'skipped';
+			END IF;
+			IF pre_outcome[k] = 'skipped' AND event_type IS NOT NULL AND env_type IS NOT NULL
+			   AND env_type <> pg_catalog.convert_to(event_type, 'UTF8') THEN
+				-- outbox.c's RoOutboxOtherType
+				rj := ARRAY[NULL,
+				            pg_catalog.format('event type %s is not selected (event_type %s)',
+				                              (SELECT
+--@include quote-bytes
+				                                 FROM (SELECT env_type) AS qb(b)),
+				                              (SELECT
+--@include quote-bytes
+				                                 FROM (SELECT pg_catalog.convert_to(event_type, 'UTF8')) AS qb(b))),
+				            NULL];
+				pre_message[k] :=
+--@include reject-text
+				;
+			ELSIF rj IS NOT NULL THEN
+				pre_outcome[k] := 'rejected';
+				pre_sqlstate[k] := rj[1];
+				pre_message[k] :=
+--@include reject-text
+				;
+			END IF;
+		END LOOP;
+	ELSE
+		ev_values := kafka_values;
+	END IF;
+
 	-- the checks that cannot throw: null (with a group: skipped), size
 	SELECT coalesce(pg_catalog.array_agg(r.rj[1] ORDER BY r.pos), '{}'),
 	       coalesce(pg_catalog.array_agg(
 --@include reject-text
 	                ORDER BY r.pos), '{}'),
-	       coalesce(pg_catalog.array_agg(CASE WHEN r.rj IS NOT NULL THEN 'rejected'
-	                                          WHEN r.val_null THEN 'skipped' END ORDER BY r.pos), '{}')
+	       coalesce(pg_catalog.array_agg(coalesce(r.pre, CASE WHEN r.rj IS NOT NULL THEN 'rejected'
+	                                                          WHEN r.val_null THEN 'skipped' END) ORDER BY r.pos), '{}')
 	  INTO st_sqlstate, st_message, st_outcome
-	  FROM (SELECT m.pos, m.val IS NULL AS val_null,
-	               CASE WHEN m.val IS NULL AND with_group THEN NULL
+	  FROM (SELECT m.pos, m.val IS NULL AS val_null, m.pre,
+	               CASE WHEN m.pre IS NOT NULL THEN ARRAY[m.pre_s, m.pre_m, NULL]
+	               WHEN m.val IS NULL AND with_group THEN NULL
 	               WHEN m.val IS NULL THEN
 	                    ARRAY['22004', 'value is null (a tombstone), not an event', NULL]
 	               WHEN pg_catalog.octet_length(m.val) > max_event_bytes THEN
@@ -171,7 +355,8 @@ BEGIN
 	                                            pg_catalog.octet_length(m.val), max_event_bytes),
 	                          'A superuser can raise received_orders.max_event_bytes.']
 	               END AS rj
-	          FROM pg_catalog.unnest(kafka_values) WITH ORDINALITY AS m(val, pos)) r;
+	          FROM unnest(ev_values, pre_outcome, pre_sqlstate, pre_message)
+	               WITH ORDINALITY AS m(val, pre, pre_s, pre_m, pos)) r;
 	-- the normal path, batch.c's BatchParseAndInsertAll: parse, field
 	-- rules, the INSERT of every valid event in order_id order and the
 	-- outcomes in one statement and one subtransaction; should it throw,
@@ -195,15 +380,15 @@ BEGIN
 				                               AS deep
 				                          FROM (SELECT m.pos, m.o, m.o IS NULL AS pending,
 				                                       CASE WHEN m.o IS NULL THEN pg_catalog.convert_from(m.val, 'UTF8') END AS txt
-				                                  FROM unnest(kafka_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
+				                                  FROM unnest(ev_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
 				                                OFFSET 0) u
 				                        OFFSET 0) t
 				                OFFSET 0) p,
 				               LATERAL (SELECT p.payload) AS ev(payload)
 				        OFFSET 0) v),
 			ins AS (
-				INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
-				SELECT f.id, f.payload ->> 'externalReference', f.payload
+				INSERT INTO received_orders.received_orders (order_id, external_reference, payload, value_schema_id)
+				SELECT f.id, f.payload ->> 'externalReference', f.payload, pre_schema_id[f.pos]
 				  FROM f WHERE f.valid
 				 ORDER BY f.id, f.pos
 				ON CONFLICT (order_id) DO NOTHING
@@ -262,7 +447,7 @@ BEGIN
 				               AS deep
 				          FROM (SELECT m.pos, m.o IS NULL AS pending,
 				                       CASE WHEN m.o IS NULL THEN pg_catalog.convert_from(m.val, 'UTF8') END AS txt
-				                  FROM unnest(kafka_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
+				                  FROM unnest(ev_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
 				                 WHERE m.pos BETWEEN lo AND hi
 				                OFFSET 0) u
 				        OFFSET 0) t;
@@ -289,7 +474,7 @@ BEGIN
 			END;
 		END LOOP;
 		FOREACH p IN ARRAY slow LOOP
-			val := kafka_values[pg_catalog.array_lower(kafka_values, 1) + p - 1];
+			val := ev_values[pg_catalog.array_lower(ev_values, 1) + p - 1];
 --@include event-raw
 			IF rj IS NOT NULL THEN
 				st_outcome[p] := 'rejected';
@@ -349,10 +534,10 @@ BEGIN
 			todo_hi := todo_hi[1 : pg_catalog.cardinality(todo_hi) - 1];
 			BEGIN
 				WITH ins AS (
-					INSERT INTO received_orders.received_orders (order_id, external_reference, payload)
-					SELECT c.id, c.ref, c.payload
-					  FROM unnest(cand_id[lo : hi], cand_ref[lo : hi], cand_payload[lo : hi])
-					       WITH ORDINALITY AS c(id, ref, payload, k)
+					INSERT INTO received_orders.received_orders (order_id, external_reference, payload, value_schema_id)
+					SELECT c.id, c.ref, c.payload, pre_schema_id[c.pos]
+					  FROM unnest(cand_id[lo : hi], cand_ref[lo : hi], cand_payload[lo : hi], cand_pos[lo : hi])
+					       WITH ORDINALITY AS c(id, ref, payload, pos, k)
 					 ORDER BY c.k
 					ON CONFLICT (order_id) DO NOTHING
 					RETURNING received_orders.order_id)
@@ -426,10 +611,25 @@ BEGIN
 	-- quarantine.c: the rejected and conflicting messages as received,
 	-- once per coordinates and message (store.c's statement)
 	IF 'rejected' = ANY (st_outcome) OR 'conflict' = ANY (st_outcome) THEN
+	WITH hdr AS (
+		SELECT g.pos, g.k, g.name, g.b, g.utf8,
+		       CASE WHEN NOT g.utf8 OR pg_catalog.length(g.b) <= 4096 THEN LEAST(pg_catalog.length(g.b), 4096)
+		            WHEN pg_catalog.get_byte(g.b, 4096) & 192 <> 128 THEN 4096
+		            WHEN pg_catalog.get_byte(g.b, 4095) & 192 <> 128 THEN 4095
+		            WHEN pg_catalog.get_byte(g.b, 4094) & 192 <> 128 THEN 4094
+		            ELSE 4093 END AS kept
+		  FROM (SELECT t.pos, v.k, v.name, v.b,
+		               pg_catalog.encode(v.b, 'hex') ~ ('^' ||
+--@include utf8-hex
+		               || '*$') AS utf8
+		          FROM unnest(st_outcome, message_types, content_types) WITH ORDINALITY AS t(o, mt, ct, pos),
+		               LATERAL (VALUES (1, env_type_header, t.mt), (2, 'content-type', t.ct)) AS v(k, name, b)
+		         WHERE with_envelope AND t.o IN ('rejected', 'conflict')
+		           AND v.name IS NOT NULL AND v.b IS NOT NULL) g)
 	INSERT INTO received_orders.received_orders_quarantine
 		(kafka_topic, kafka_partition, kafka_offset, kafka_key, raw_value,
 		 order_id, outcome, sqlstate, reason, kafka_key_bytes, raw_value_bytes,
-		 message_digest, envelope, kafka_headers)
+		 message_digest, envelope, kafka_headers, value_schema_id, value_schema_guid)
 	SELECT m.topic, m.part, m.off,
 	       CASE WHEN pg_catalog.length(m.key) > max_event_bytes THEN pg_catalog.substring(m.key, 1, 4096) ELSE m.key END,
 	       CASE WHEN pg_catalog.length(m.val) > max_event_bytes THEN pg_catalog.substring(m.val, 1, 4096) ELSE m.val END,
@@ -441,10 +641,23 @@ BEGIN
 	                ELSE '\x01'::bytea || pg_catalog.int4send(pg_catalog.length(m.key)) || m.key END
 	           || CASE WHEN m.val IS NULL THEN '\x00'::bytea
 	                   ELSE '\x01'::bytea || m.val END),
-	       NULL, NULL
+	       CASE WHEN with_envelope THEN envelope END, hj.headers, m.schema_id, m.guid
 	  FROM unnest(kafka_values, kafka_topics, kafka_partitions, kafka_offsets, kafka_keys,
-	              st_outcome, st_sqlstate, st_message, st_order_id)
-	       WITH ORDINALITY AS m(val, topic, part, off, key, o, code, msg, id, pos)
+	              st_outcome, st_sqlstate, st_message, st_order_id, message_types, content_types,
+	              pre_schema_id, value_schema_guids)
+	       WITH ORDINALITY AS m(val, topic, part, off, key, o, code, msg, id, mt, ct, schema_id, guid, pos),
+	       -- quarantine.c's QuarantineHeadersJson: the type header and the
+	       -- content-type as text (hex when not UTF-8), their first 4096
+	       -- bytes (whole characters), with their length when longer
+	       LATERAL (SELECT pg_catalog.jsonb_object_agg(x.name, x.value ORDER BY x.k) AS headers
+	                  FROM (SELECT h.k * 2 AS k, h.name,
+	                               pg_catalog.to_jsonb(CASE WHEN h.utf8 THEN pg_catalog.convert_from(pg_catalog.substring(h.b, 1, h.kept), 'UTF8')
+	                                                        ELSE '\x' || pg_catalog.encode(pg_catalog.substring(h.b, 1, h.kept), 'hex') END) AS value
+	                          FROM hdr h WHERE h.pos = m.pos
+	                        UNION ALL
+	                        SELECT h.k * 2 + 1, h.name || ':bytes', pg_catalog.to_jsonb(pg_catalog.length(h.b))
+	                          FROM hdr h
+	                         WHERE h.pos = m.pos AND h.kept < pg_catalog.length(h.b)) x) AS hj
 	 WHERE m.o IN ('rejected', 'conflict')
 	 ORDER BY m.pos
 	ON CONFLICT ON CONSTRAINT received_orders_quarantine_message_key DO NOTHING;

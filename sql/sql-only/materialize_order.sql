@@ -6,6 +6,7 @@ DECLARE
 	max_event_bytes CONSTANT integer := 1048576;
 	reason text[];
 	new_id uuid;
+	new_schema_id CONSTANT integer := NULL;
 	reference text;
 	stored text;
 	not_stored uuid;

@@ -1,12 +1,16 @@
 -- sql/sql-only/replay_quarantined.sql: the twin of replay.c's
--- replay_quarantined for a message kept as received without an envelope
--- (the plain batch forms'): re-validated by the rules of event-raw.sql and
--- event-fields.sql, materialized (insert-one.sql), its quarantine row
--- deleted and the replay recorded.  It returns inserted or duplicate; a
--- message still invalid raises its validation error, one still conflicting
--- raises unique_violation, and then nothing changes.  A message of the
--- outbox or Schema Registry forms (an envelope other than plain, a schema
--- id or GUID) is not replayed by this flavour yet (feature_not_supported).
+-- replay_quarantined for a message kept as received, with or without an
+-- envelope (the plain, group and outbox batch forms'): opened in its
+-- envelope as the batch function opened it (envelope-open.sql; a
+-- CloudEvents message by its content-type header, no type selected),
+-- re-validated by the rules of event-raw.sql and event-fields.sql,
+-- materialized (insert-one.sql), its quarantine row deleted and the replay
+-- recorded.  It returns inserted or duplicate; a message still invalid
+-- raises its validation error, one still conflicting raises
+-- unique_violation, and then nothing changes.  A message of the Schema
+-- Registry form with a schema id is opened in its frame first (the JSON
+-- after it; the stored row records the id); its hint, and that of a
+-- message whose schema a GUID named, says how to replay an Avro value.
 DECLARE
 	max_event_bytes CONSTANT integer := 1048576;
 	quarantined record;
@@ -20,7 +24,28 @@ DECLARE
 	valid_hex text;
 	error_detail text;
 	jsonb_refused boolean;
+	-- envelope-open.sql's
+	envelope text;
+	ev bytea;
+	ce_type bytea;
+	env_msg text;
+	env_code text;
+	env_esc record;
+	env_j pg_catalog.json;
+	env_top text;
+	env_t text;
+	env_wanted text[];
+	env_members jsonb;
+	env_b64 text;
+	b64_buf bigint;
+	b64_pos integer;
+	b64_end integer;
+	b64_b integer;
+	b64_ch text;
+	env_token_types CONSTANT text[] := ARRAY['object', 'array', 'string', 'number', 'boolean', 'null'];
+	env_token_names CONSTANT text[] := ARRAY['an object', 'an array', 'a string', 'a number', 'a boolean', 'null'];
 	-- insert-one.sql's
+	new_schema_id integer;
 	new_id uuid;
 	reference text;
 	ev_payload jsonb;
@@ -32,7 +57,9 @@ BEGIN
 		RAISE EXCEPTION 'quarantine id must not be null'
 			USING ERRCODE = 'null_value_not_allowed';
 	END IF;
-	SELECT r.raw_value, r.raw_value_bytes, r.envelope, r.value_schema_id, r.value_schema_guid INTO quarantined
+	SELECT r.raw_value, r.raw_value_bytes, r.envelope, r.value_schema_id, r.value_schema_guid,
+	       r.kafka_headers ->> 'content-type' AS content_type
+	  INTO quarantined
 	  FROM received_orders.received_orders_quarantine r
 	 WHERE r.id = replay_quarantined.id
 	   FOR UPDATE;
@@ -53,17 +80,52 @@ BEGIN
 			      DETAIL = 'A value larger than received_orders.max_event_bytes is quarantined as its prefix, its length and its digest.',
 			      HINT = 'Re-read it from Kafka at its coordinates after a superuser raised received_orders.max_event_bytes, or set raw_value to the whole repaired event and raw_value_bytes to NULL, then replay it.';
 	END IF;
-	IF quarantined.value_schema_id IS NOT NULL OR quarantined.value_schema_guid IS NOT NULL
-	   OR coalesce(quarantined.envelope, 'plain') <> 'plain' THEN
-		RAISE EXCEPTION 'received_orders: replay_quarantined of an outbox or Schema Registry message is not available in the SQL-only flavour yet'
-			USING ERRCODE = 'feature_not_supported',
-			      HINT = 'Use the C extension for it (docs/sql-only.md lists what the SQL-only flavour has).';
-	END IF;
 	hint := pg_catalog.format('Repair raw_value of quarantined message %s and replay it again; nothing was changed.',
 	                          replay_quarantined.id);
-
 	val := quarantined.raw_value;
+	new_schema_id := NULL;
+	IF quarantined.value_schema_id IS NULL AND quarantined.value_schema_guid IS NOT NULL THEN
+		hint := pg_catalog.format('Quarantined message %s is a Schema Registry value whose schema a __value_schema_id header named (schema GUID %s): a JSON Schema value replays as received; for an Avro value, set raw_value to the event''s JSON and value_schema_guid to NULL, then replay it; nothing was changed.',
+		                          replay_quarantined.id, quarantined.value_schema_guid);
+	ELSIF quarantined.value_schema_id IS NOT NULL THEN
+		-- frame.c's RoFrameOpen of the bytes as received
+		hint := pg_catalog.format('Quarantined message %s is a Schema Registry value (schema id %s): a JSON Schema value replays from its framed bytes; for an Avro value, set raw_value to the event''s JSON and value_schema_id to NULL, then replay it; nothing was changed.',
+		                          replay_quarantined.id, quarantined.value_schema_id);
+		IF pg_catalog.octet_length(val) < 5 OR pg_catalog.get_byte(val, 0) <> 0 THEN
+			RAISE EXCEPTION 'value is not framed by a Schema Registry serializer: %',
+				CASE WHEN pg_catalog.octet_length(val) < 5
+				     THEN 'shorter than the 5-byte frame (magic byte 0, 4-byte schema id)'
+				     ELSE 'its first byte is not the magic byte 0' END
+				USING ERRCODE = 'invalid_binary_representation', HINT = hint;
+		END IF;
+		val := pg_catalog.substring(val, 6);
+		new_schema_id := quarantined.value_schema_id;
+	END IF;
+	IF quarantined.envelope NOT IN ('plain', 'debezium', 'cloudevents') THEN
+		RAISE EXCEPTION 'quarantined message % has an unknown envelope "%"', replay_quarantined.id, quarantined.envelope
+			USING ERRCODE = 'invalid_parameter_value',
+			      HINT = 'Set its envelope to ''plain'', ''debezium'' or ''cloudevents''.';
+	END IF;
 --@include event-raw
+	envelope := quarantined.envelope;
+	IF envelope = 'debezium'
+	   OR (envelope = 'cloudevents' AND quarantined.content_type IS NOT NULL
+	       AND pg_catalog.encode(pg_catalog.convert_to(quarantined.content_type, 'UTF8'), 'escape')
+	           ~* '^[ \t]*application/cloudevents($|[+; \t])') THEN
+		-- opened in its envelope as the batch function opened it
+		IF rj IS NOT NULL AND NOT jsonb_refused THEN
+			IF rj[3] IS NULL THEN
+				RAISE EXCEPTION USING ERRCODE = rj[1], MESSAGE = rj[2], HINT = hint;
+			END IF;
+			RAISE EXCEPTION USING ERRCODE = rj[1], MESSAGE = rj[2], DETAIL = rj[3], HINT = hint;
+		END IF;
+--@include envelope-open
+		IF rj IS NOT NULL THEN
+			RAISE EXCEPTION USING ERRCODE = rj[1], MESSAGE = rj[2], HINT = hint;
+		END IF;
+		val := ev;
+--@include event-raw
+	END IF;
 	IF rj IS NOT NULL AND jsonb_refused THEN
 		-- what jsonb's input refused is raised as it raised it
 		IF rj[3] IS NULL THEN

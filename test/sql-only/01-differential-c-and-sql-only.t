@@ -54,6 +54,8 @@ grant_caller() {
 		-c "GRANT EXECUTE ON FUNCTION received_orders.materialize_order(jsonb),
 			received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[]),
 			received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[]),
+			received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[]),
+			received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[], bytea[], integer[], text[], uuid[]),
 			received_orders.check_consumer_group(text, text),
 			received_orders.replay_quarantined(bigint) TO $CALLER" \
 		-c "GRANT CREATE ON SCHEMA public TO $CALLER"
@@ -68,7 +70,21 @@ feed() {
 		topic text, part integer, off bigint, key bytea, PRIMARY KEY (batch, pos))" &&
 		pg_psql -d "$GEN_DB" -c "COPY public.fuzz_input TO STDOUT" |
 		pg_psql -U "$role" -d "$db" -c "COPY public.fuzz_input FROM STDIN" &&
+		pg_psql -U "$role" -d "$db" -c "CREATE TABLE public.fuzz_outbox_options (batch integer PRIMARY KEY,
+			envelope text, event_type text, type_header text)" \
+			-c "CREATE TABLE public.fuzz_outbox_input (batch integer, pos integer, val bytea, topic text,
+			part integer, off bigint, key bytea, mtype bytea, ctype bytea, PRIMARY KEY (batch, pos))" &&
+		pg_psql -d "$GEN_DB" -c "COPY public.fuzz_outbox_options TO STDOUT" |
+		pg_psql -U "$role" -d "$db" -c "COPY public.fuzz_outbox_options FROM STDIN" &&
+		pg_psql -d "$GEN_DB" -c "COPY public.fuzz_outbox_input TO STDOUT" |
+		pg_psql -U "$role" -d "$db" -c "COPY public.fuzz_outbox_input FROM STDIN" &&
+		pg_psql -U "$role" -d "$db" -c "CREATE TABLE public.fuzz_framed_input (batch integer, pos integer, val bytea,
+			topic text, part integer, off bigint, key bytea, mtype bytea, ctype bytea, decoded bytea,
+			schema_id integer, decode_error text, guid uuid, PRIMARY KEY (batch, pos))" &&
+		pg_psql -d "$GEN_DB" -c "COPY public.fuzz_framed_input TO STDOUT" |
+		pg_psql -U "$role" -d "$db" -c "COPY public.fuzz_framed_input FROM STDIN" &&
 		pg_psql -U "$role" -v SHOW_CONTEXT=never -d "$db" -f "$HERE/fuzz-run.sql" 2>"$out.warnings" &&
+		pg_psql -U "$role" -v SHOW_CONTEXT=never -d "$db" -f "$HERE/fuzz-outbox-run.sql" 2>>"$out.warnings" &&
 		pg_psql -d "$db" -f - <<-'EOF' &&
 			-- an operator's repairs: a new order, a duplicate, a value removed
 			UPDATE received_orders.received_orders_quarantine
@@ -79,6 +95,12 @@ feed() {
 			   SET raw_value = (SELECT convert_to(payload::text, 'UTF8') FROM received_orders.received_orders
 			                     ORDER BY order_id LIMIT 1)
 			 WHERE id % 4 = 2 AND raw_value_bytes IS NULL;
+			-- a framed value repaired in its frame, with a new order
+			UPDATE received_orders.received_orders_quarantine
+			   SET raw_value = '\x00'::bytea || int4send(value_schema_id)
+			                   || convert_to(format('{"orderId": "%s", "externalReference": "FRAMED-%s"}',
+			                                        md5('reframed' || id)::uuid, id), 'UTF8')
+			 WHERE id % 4 = 3 AND value_schema_id IS NOT NULL AND raw_value_bytes IS NULL;
 			UPDATE received_orders.received_orders_quarantine SET raw_value = NULL WHERE id % 17 = 0;
 		EOF
 		pg_psql -U "$role" -d "$db" -f "$HERE/fuzz-replay.sql" &&
@@ -126,10 +148,10 @@ prove() {
 		"$(sed -n 's/^not ok \([0-9]*\) .*/\1/p' <<<"$out" | paste -sd, -)"
 }
 
-tap_plan 16
+tap_plan 17
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only.XXXXXX")
-ro_on_exit "rm -rf -- '$WORK'"
+ro_on_exit "[[ ${RO_KEEP_TMP:-0} == 1 ]] || rm -rf -- '$WORK'"
 chmod 755 "$WORK"
 
 tap_cmd "tools/build-sql-only composes the psql script and the pg_tle wrapper" \
@@ -172,8 +194,9 @@ tap_is "$(pg_psql -At -d "$SQL_DB" -f "$HERE/fingerprint.sql")" "$(pg_psql -At -
 	"the catalog fingerprint (relations, columns, constraints, indexes, views, triggers, types, comments, ACLs) is the C extension's"
 
 pg_createdb "$GEN_DB" >&2
-tap_cmd "the seeded fuzz input is drawn (seed $SEED, $BATCHES batches)" \
-	pg_psql -v seed="$SEED" -v batches="$BATCHES" -d "$GEN_DB" -f "$HERE/fuzz-inputs.sql"
+tap_cmd "the seeded fuzz input is drawn (seed $SEED, $BATCHES batches, and as many of outbox messages)" \
+	pg_psql -v seed="$SEED" -v batches="$BATCHES" -d "$GEN_DB" -f "$HERE/fuzz-inputs.sql" \
+	-f "$HERE/fuzz-outbox-inputs.sql"
 tap_diag "fuzz input: $(pg_query "$GEN_DB" "SELECT count(*) || ' messages in ' || count(DISTINCT batch) || ' batches, ' || sum(length(val)) || ' bytes' FROM public.fuzz_input")"
 
 grant_caller "$C_DB" postgres >&2
@@ -184,9 +207,40 @@ tap_cmd "the SQL-only flavour takes the fuzz input (the grants given by the admi
 outcomes "$C_DB" >"$WORK/c.outcomes"
 outcomes "$SQL_DB" >"$WORK/sql.outcomes"
 
+# the outbox input reached every envelope rule and type decision
+reasons=$(pg_query "$C_DB" "SELECT DISTINCT coalesce(sqlstate, outcome) || ' ' || substring(
+		regexp_replace(message, '(a boolean|a number|an array|null|a string|empty)(,.*)?$', 'KIND')
+		FROM '^(?:envelope [a-z]*: [a-zA-Z_0-9 \"]*|event type|header)')
+	FROM public.fuzz_batch_result WHERE batch > 1000 AND message ~ '^(envelope|event type|header)' ORDER BY 1")
+want=$(
+	cat <<-'EOF'
+		22023 envelope cloudevents: "data" is KIND
+		22023 envelope cloudevents: "data" is missing 
+		22023 envelope cloudevents: "data_base64" is KIND
+		22023 envelope cloudevents: "specversion" is KIND
+		22023 envelope cloudevents: "specversion" is missing
+		22023 envelope cloudevents: "type" is KIND
+		22023 envelope cloudevents: "type" is given more than once
+		22023 envelope cloudevents: "type" is missing
+		22023 envelope cloudevents: both "data" and "data_base64" are present
+		22023 envelope cloudevents: the value is KIND
+		22023 envelope debezium: "payload" is KIND
+		22023 envelope debezium: "payload" is given more than once
+		22023 envelope debezium: "payload" is missing 
+		22023 envelope debezium: "schema" is given more than once
+		22023 envelope debezium: the value is KIND
+		22023 header
+		22P02 envelope cloudevents: "data_base64" is not valid base64
+		22P02 envelope cloudevents: the value is not valid JSON
+		22P02 envelope debezium: the value is not valid JSON
+		skipped event type
+	EOF
+)
+tap_is "$reasons" "$want" "the outbox input reaches every envelope refusal and type decision in the C extension"
+
 # the input reached every rule: each reason of the C extension is among its
 # results (a fuzzer that stopped drawing some kind would compare nothing)
-reasons=$(pg_query "$C_DB" "SELECT DISTINCT sqlstate || ' ' || CASE WHEN sqlstate = '23505' THEN 'conflict' ELSE substring(message FROM '^[a-z \"A-Z]*') END FROM public.fuzz_batch_result WHERE sqlstate IS NOT NULL ORDER BY 1")
+reasons=$(pg_query "$C_DB" "SELECT DISTINCT sqlstate || ' ' || CASE WHEN sqlstate = '23505' THEN 'conflict' ELSE substring(message FROM '^[a-z \"A-Z]*') END FROM public.fuzz_batch_result WHERE sqlstate IS NOT NULL AND batch < 1000 ORDER BY 1")
 want=$(
 	cat <<-'EOF'
 		22001 field "externalReference" is longer than 
@@ -242,9 +296,11 @@ want_pgtap=$(
 		05_replay 19 0
 		06_replay_equivalence 10 0
 		07_positions 161 3 19,20,21
+		09_outbox 67 0
 		10_event_parse 9 0
 		11_adopt_positions 27 0
 		12_consumer_groups 65 1 5
+		13_schema_registry 38 0
 		14_status 44 1 4
 		15_replays_counted 23 1 6
 		16_hostile_roles 49 0
@@ -261,6 +317,6 @@ got_pgtap=$(
 	done <<<"$want_pgtap"
 )
 tap_is "$got_pgtap" "$want_pgtap" \
-	"pgTAP on the SQL-only flavour: 14 files, 623 of 635 tests pass, the others ask pg_extension or max_event_bytes"
+	"pgTAP on the SQL-only flavour: 16 files, 728 of 740 tests pass, the others ask pg_extension or max_event_bytes"
 
 tap_done

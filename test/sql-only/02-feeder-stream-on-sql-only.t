@@ -14,42 +14,18 @@
 # the database.
 #
 # Uses test/e2e/lib.sh (the development Kafka, the feeder, the manifest
-# and its checks) with its own database setup.
+# and its checks) with e2e-flavour.sh's database setup.
 
 # shellcheck source=test/e2e/lib.sh
 . "$(dirname "$0")/../e2e/lib.sh"
+# shellcheck source=test/sql-only/e2e-flavour.sh
+. "$(dirname "$0")/e2e-flavour.sh"
 
 E2E_TOPIC=orders
 GROUP=sql-only-02
 ADMIN=ro_sql_only_admin_02
+SQL_ONLY_FEEDER_ROLE=ro_feeder_sql_only_02
 plan 10
-
-# e2e_setup_db — e2e's database, made as a managed service's admin role
-# makes it: the SQL-only flavour by psql -f, the feeder's role created and
-# granted by that role (replaces test/e2e/lib.sh's)
-e2e_setup_db() {
-	pg_ensure_cluster >&2 || return 1
-	E2E_DB="ro_e2e_${E2E_NAME//[^a-zA-Z0-9]/_}"
-	E2E_ROLE="ro_feeder_sql_only_02"
-	E2E_PASSWORD="pw-$RANDOM$RANDOM-secret"
-	"$RO_ROOT/tools/build-sql-only" "$E2E_TMP/sql-only" || return 1
-	chmod -R a+rX "$E2E_TMP/sql-only"
-	dropdb --if-exists "$E2E_DB" >/dev/null 2>&1
-	psql -X -q -d postgres -v admin="$ADMIN" <<-'EOF2' || return 1
-		SELECT format('CREATE ROLE %I LOGIN NOSUPERUSER CREATEROLE CREATEDB', :'admin')
-		 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'admin') \gexec
-	EOF2
-	createdb -U "$ADMIN" "$E2E_DB" || return 1
-	psql -X -q -v ON_ERROR_STOP=1 -U "$ADMIN" -d "$E2E_DB" -f "$E2E_TMP/sql-only/received_orders.sql" >/dev/null || return 1
-	psql -X -q -v ON_ERROR_STOP=1 -U "$ADMIN" -d "$E2E_DB" \
-		-v role="$E2E_ROLE" -v pw="$E2E_PASSWORD" <<-'EOF2' || return 1
-		SELECT format('CREATE ROLE %I LOGIN PASSWORD %L', :'role', :'pw')
-		 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'role') \gexec
-		SELECT format('ALTER ROLE %I LOGIN PASSWORD %L', :'role', :'pw') \gexec
-		SELECT count(*) FROM received_orders.grant_feeder(quote_ident(:'role')::regrole) \g /dev/null
-	EOF2
-	E2E_DSN="host=$PGHOST port=$PGPORT dbname=$E2E_DB user=$E2E_ROLE password=$E2E_PASSWORD"
-}
 
 kafka_start 3 "$E2E_TOPIC:4" || bail "could not start the development Kafka"
 e2e_setup_db || bail "could not set up the database on the SQL-only flavour"
@@ -117,9 +93,5 @@ is "$(acks_ahead "$GROUP")" "" "no offset committed in Kafka is ahead of the dat
 feeder_stop second
 is "$?" 0 "SIGTERM: the feeder exits 0"
 
-# the roles this script made, once the database is gone (the owner role
-# stays while another database holds the flavour)
-e2e_drop_db
-psql -X -q -d postgres -c "DROP ROLE IF EXISTS $ADMIN" >/dev/null 2>&1
-psql -X -q -d postgres -c "DROP ROLE IF EXISTS received_orders_owner" >/dev/null 2>&1
+sql_only_drop_db
 tap_done

@@ -1,7 +1,7 @@
 # test/sql-only/tle-mutants.sh — copies of the pg_tle wrapper
 # (build/sql-only/received_orders_tle.sql) with one rule of pg_tle broken,
 # or with text that only looks like it breaks one; sourced by
-# test/sql-only/05-tle-wrapper-meets-pg-tle-rules.t (tools/build-sql-only
+# test/sql-only/07-tle-wrapper-meets-pg-tle-rules.t (tools/build-sql-only
 # --check-tle must refuse the first kind and accept the second) and by
 # tools/prove-pg-tle (a real pg_tle must do the same).
 #

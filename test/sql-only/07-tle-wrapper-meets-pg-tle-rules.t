@@ -1,5 +1,5 @@
 #!/bin/bash
-# test/sql-only/05-tle-wrapper-meets-pg-tle-rules.t — the pg_tle wrapper
+# test/sql-only/07-tle-wrapper-meets-pg-tle-rules.t — the pg_tle wrapper
 # (build/sql-only/received_orders_tle.sql) keeps the rules pg_tle applies
 # (tools/build-sql-only --check-tle, read from pg_tle's source: the name
 # and version, the two delimiters pg_tle quotes the body with, no

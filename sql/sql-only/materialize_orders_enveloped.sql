@@ -1,0 +1,18 @@
+-- sql/sql-only/materialize_orders_enveloped.sql: the twin of the outbox
+-- form of the batch function (materialize.c's
+-- materialize_orders_enveloped): batch.sql with the group's checks and
+-- positions, each value opened in its envelope (envelope-open.sql) and
+-- only the messages of event_type materialized (outbox.c).
+#variable_conflict use_column
+DECLARE
+	with_group CONSTANT boolean := true;
+	with_envelope CONSTANT boolean := true;
+	-- the Schema Registry form's arguments, which this form has not
+	with_frame CONSTANT boolean := false;
+	decoded_values CONSTANT bytea[] := NULL;
+	value_schema_ids CONSTANT integer[] := NULL;
+	decode_errors CONSTANT text[] := NULL;
+	value_schema_guids CONSTANT uuid[] := NULL;
+BEGIN
+--@include batch
+END
