@@ -404,6 +404,19 @@ ak_wait_serving() {
 	return 1
 }
 
+# ak__cluster_id — a cluster id as StorageTool random-uuid makes one (one
+# JVM start fewer): 16 random bytes, base64url without padding, never
+# starting with "-", as Kafka's Uuid.randomUuid draws again too:
+# StorageTool's argument parser takes "-t -..." for a missing value (1 start
+# in 64 failed so)
+ak__cluster_id() {
+	local id=-
+	while [[ $id == -* ]]; do
+		id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+	done
+	printf '%s\n' "$id"
+}
+
 # ak_start NODES — see the header
 ak_start() {
 	local n=$1 i cluster_id started=$SECONDS format_pids=() format_args=() user
@@ -440,9 +453,7 @@ ak_start() {
 			format_args+=(--add-scram "SCRAM-SHA-512=[name=${user%%:*},password=${user#*:}]" --add-scram "SCRAM-SHA-256=[name=${user%%:*},password=${user#*:}]")
 		done
 	fi
-	# a cluster id as StorageTool random-uuid makes one: 16 random bytes,
-	# base64url without padding (one JVM start fewer)
-	cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+	cluster_id=$(ak__cluster_id)
 	for ((i = 1; i <= n; i++)); do
 		ak__write_config "$i"
 	done
