@@ -169,6 +169,38 @@ kafka_mark_gap(kafka_consumer *kc, const char *topic, int32_t partition,
 }
 
 /*
+ * kafka_start_reassign
+ *		Under the consumer group protocol (KIP-848) the broker may assign a
+ *		partition added to the topic before this client's metadata knows
+ *		it: its start waits, and librdkafka, finding no committed offset
+ *		with auto.offset.reset=error, leaves it in an error state that
+ *		refuses every seek (_STATE).  Assign it again, at the offset
+ *		list's element holds, which is what a seek would have done; list's
+ *		error is cleared when that worked.
+ */
+static void
+kafka_start_reassign(kafka_consumer *kc, rd_kafka_topic_partition_list_t *list)
+{
+	rd_kafka_error_t *error = rd_kafka_incremental_unassign(kc->rk, list);
+
+	if (error == NULL)
+		error = rd_kafka_incremental_assign(kc->rk, list);
+	if (error == NULL)
+	{
+		log_line	line;
+
+		list->elems[0].err = RD_KAFKA_RESP_ERR_NO_ERROR;
+		log_begin(&line, LOG_INFO, "partition_reassigned");
+		log_kv_fmt(&line, "at", "%s [%d] @%lld", list->elems[0].topic,
+				   (int) list->elems[0].partition, (long long) list->elems[0].offset);
+		log_kv_str(&line, "reason", "its seek was refused (_STATE): assigned again at its start");
+		log_end(&line);
+	}
+	else
+		rd_kafka_error_destroy(error);
+}
+
+/*
  * kafka_start_partition
  *		(Re)start an assigned partition at offset: a real offset or
  *		RD_KAFKA_OFFSET_BEGINNING (seek), or RD_KAFKA_OFFSET_INVALID for
@@ -194,6 +226,9 @@ kafka_start_partition(kafka_consumer *kc, const char *topic, int32_t partition,
 	{
 		rd_kafka_error_t *error = rd_kafka_seek_partitions(kc->rk, list, 5000);
 
+		if (kc->consumer_protocol && !error &&
+			list->elems[0].err == RD_KAFKA_RESP_ERR__STATE)
+			kafka_start_reassign(kc, list);
 		if (error || list->elems[0].err)
 		{
 			log_line	line;
