@@ -36,7 +36,8 @@ tap_plan 9
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-deb-13.XXXXXX")
 chmod 755 "$WORK"
 ro_on_exit "rm -rf -- '$WORK'"
-CACHE=${RO_PG_CACHE:-/var/cache/received_orders}
+# tools/build-librdkafka's cache, where the pinned tarball is
+CACHE=${RO_RDKAFKA_CACHE:-${RO_PG_CACHE:-/var/cache/received_orders}}
 BUILD_DEPS=(debhelper dpkg-dev postgresql-server-dev-all lintian libcmocka-dev)
 PACKAGES=(postgresql-17-received-orders received-orders-feeder)
 
