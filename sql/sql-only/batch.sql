@@ -3,21 +3,31 @@
 -- that materialize_orders.sql (the plain form) and
 -- materialize_orders_for_group.sql include; with_group tells the forms apart.
 --
--- The normal path is two statements for the whole batch (then the
+-- The normal path is one statement for the whole batch (then the
 -- duplicates' stored references, the quarantine, the positions, the
--- result): the checks that cannot throw (null, size), then, in one
--- subtransaction (an EXCEPTION block), one that reads every value as UTF-8
--- and jsonb, applies the nesting and field rules (nesting.sql,
--- event-fields.sql), inserts every valid event in order_id order with
--- INSERT ... ON CONFLICT (order_id) DO NOTHING and returns the outcomes,
--- as batch.c's BatchParseAndInsertAll.  Should it throw, the batch is
--- taken step by step: the parse, the field rules, the insert, each range
--- that throws halved until the error is pinned on its element (about
--- 2 log2(n) subtransactions per bad element), and only that element read
--- one check at a time (event-raw.sql).  As in batch.c, only errors an
--- event's data can cause (classes 22 and 23; 54 while parsing, or at the
--- insert of a call's only event) are pinned on an element; any other error
--- fails the call.
+-- result), in one subtransaction (an EXCEPTION block), as batch.c's
+-- BatchParseAndInsertAll: the checks that cannot throw (null, size:
+-- batch-precheck.sql), every value read as UTF-8 and jsonb, the nesting
+-- and field rules (nesting.sql; event-fields-usual.sql, else
+-- event-fields.sql), the orderId read by uuid_in (which throws on what the
+-- rule refuses), every valid event inserted in order_id order with
+-- INSERT ... ON CONFLICT (order_id) DO NOTHING, and each element's outcome.
+-- Should it throw, the batch is taken step by step: the checks, the parse,
+-- the field rules, the insert, each range that throws halved until the
+-- error is pinned on its element (about 2 log2(n) subtransactions per bad
+-- element), and only that element read one check at a time (event-raw.sql).
+-- As in batch.c, only errors an event's data can cause (classes 22 and 23;
+-- 54 while parsing, or at the insert of a call's only event) are pinned on
+-- an element; any other error fails the call.
+--
+-- What the normal path costs (valgrind's instruction count, bench/sql-only's
+-- 1,000-event calls, docs/sql-only.md): jsonb_in and the INSERT are about
+-- 70 of its 123 million instructions a call, the C extension's whole call
+-- 68 million.  It avoids what cost more: PostgreSQL's regex engine on the
+-- UUID pattern (4 us a value), an ORDER BY in each aggregate (a sort each),
+-- a window over the rows with their payload, set-returning functions in
+-- FROM (copied to a tuplestore first), a join the planner may turn into a
+-- scan of the whole table.
 DECLARE
 	max_event_bytes CONSTANT integer := 1048576;
 	n integer;
@@ -33,6 +43,12 @@ DECLARE
 	st_message text[];
 	st_payload jsonb[];
 	st_order_id uuid[];
+	st_pos integer[];
+	-- the valid events not inserted, whose stored references tell
+	-- duplicates from conflicts
+	pend_pos integer[];
+	pend_id uuid[];
+	pend_ref text[];
 	-- the valid events, in order_id order (ties by position)
 	cand_pos integer[];
 	cand_id uuid[];
@@ -319,51 +335,52 @@ BEGIN
 		ev_values := kafka_values;
 	END IF;
 
-	-- the checks that cannot throw: null (with a group: skipped), size
-	SELECT coalesce(pg_catalog.array_agg(r.rj[1] ORDER BY r.pos), '{}'),
-	       coalesce(pg_catalog.array_agg(
---@include reject-text
-	                ORDER BY r.pos), '{}'),
-	       coalesce(pg_catalog.array_agg(coalesce(r.pre, CASE WHEN r.rj IS NOT NULL THEN 'rejected'
-	                                                          WHEN r.val_null THEN 'skipped' END) ORDER BY r.pos), '{}')
-	  INTO st_sqlstate, st_message, st_outcome
-	  FROM (SELECT m.pos, m.val IS NULL AS val_null, m.pre,
-	               CASE WHEN m.pre IS NOT NULL THEN ARRAY[m.pre_s, m.pre_m, NULL]
-	               WHEN m.val IS NULL AND with_group THEN NULL
-	               WHEN m.val IS NULL THEN
-	                    ARRAY['22004', 'value is null (a tombstone), not an event', NULL]
-	               WHEN pg_catalog.octet_length(m.val) > max_event_bytes THEN
-	                    ARRAY['54000',
-	                          pg_catalog.format('event is too large: %s bytes, received_orders.max_event_bytes is %s',
-	                                            pg_catalog.octet_length(m.val), max_event_bytes),
-	                          'A superuser can raise received_orders.max_event_bytes.']
-	               END AS rj
-	          FROM unnest(ev_values, pre_outcome, pre_sqlstate, pre_message)
-	               WITH ORDINALITY AS m(val, pre, pre_s, pre_m, pos)) r;
-	-- the normal path, batch.c's BatchParseAndInsertAll: parse, field
-	-- rules, the INSERT of every valid event in order_id order and the
-	-- outcomes in one statement and one subtransaction; should it throw,
-	-- the steps below take the batch again, one at a time
+	-- the normal path, batch.c's BatchParseAndInsertAll: the checks that
+	-- cannot throw, the parse, the field rules, the INSERT of every valid
+	-- event in order_id order and each element's outcome, in one statement
+	-- and one subtransaction; should it throw, the steps below take the
+	-- batch again, one at a time.  Either way each element ends with its
+	-- outcome (NULL: a valid event not inserted, told below), sqlstate,
+	-- reason, order_id and, when valid, externalReference.
 	fast_done := false;
 	IF n > 0 THEN
 		BEGIN
 			WITH f AS (
 				SELECT v.*, v.rj IS NULL AND v.pending AS valid,
-				       CASE WHEN v.rj IS NULL AND v.pending THEN (v.payload ->> 'orderId')::uuid END AS id
+				       CASE WHEN v.rj IS NULL AND v.pending THEN (v.payload ->> 'orderId')::uuid END AS id,
+				       CASE WHEN v.rj IS NULL AND v.pending THEN v.payload ->> 'externalReference' END AS ref
 				  FROM (SELECT p.pos, p.o, p.pending, p.payload,
 				               CASE WHEN p.deep THEN ARRAY['54001', 'event is nested more than 512 levels deep', NULL]
+				                    WHEN p.pending AND
+--@include event-fields-usual
+				                    THEN NULL
 				                    WHEN p.pending THEN
 --@include event-fields
+				                    ELSE p.rj0
 				               END AS rj
-				          FROM (SELECT t.pos, t.o, t.pending AND NOT t.deep AS pending, t.deep,
+				          FROM (SELECT t.pos, t.o, t.rj0, t.pending AND NOT t.deep AS pending, t.deep,
 				                       CASE WHEN t.pending AND NOT t.deep THEN t.txt::pg_catalog.jsonb END AS payload
-				                  FROM (SELECT u.pos, u.o, u.pending, u.txt,
+				                  FROM (SELECT u.pos, u.o, u.rj0, u.pending, u.txt,
 				                               u.pending AND
 --@include nesting
 				                               AS deep
-				                          FROM (SELECT m.pos, m.o, m.o IS NULL AS pending,
-				                                       CASE WHEN m.o IS NULL THEN pg_catalog.convert_from(m.val, 'UTF8') END AS txt
-				                                  FROM unnest(ev_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
+				                          FROM (SELECT r.pos, r.o, r.rj0, r.o IS NULL AS pending,
+				                                       CASE WHEN r.o IS NULL THEN pg_catalog.convert_from(r.val, 'UTF8') END AS txt
+				                                  FROM (SELECT c.pos, c.val, c.rj0,
+				                                               coalesce(c.pre, CASE WHEN c.rj0 IS NOT NULL THEN 'rejected'
+				                                                                    WHEN c.val IS NULL THEN 'skipped' END) AS o
+				                                          FROM (SELECT m.pos, m.val, m.pre,
+--@include batch-precheck
+				                                                       AS rj0
+				                                                  -- set-returning functions in a select list run in
+				                                                  -- lockstep and are not first copied into a
+				                                                  -- tuplestore, as they are in FROM
+				                                                  FROM (SELECT pg_catalog.generate_series(1, n) AS pos,
+				                                                               pg_catalog.unnest(ev_values) AS val,
+				                                                               pg_catalog.unnest(pre_outcome) AS pre,
+				                                                               pg_catalog.unnest(pre_sqlstate) AS pre_s,
+				                                                               pg_catalog.unnest(pre_message) AS pre_m) m
+				                                                OFFSET 0) c) r
 				                                OFFSET 0) u
 				                        OFFSET 0) t
 				                OFFSET 0) p,
@@ -371,39 +388,65 @@ BEGIN
 				        OFFSET 0) v),
 			ins AS (
 				INSERT INTO received_orders.received_orders (order_id, external_reference, payload, value_schema_id)
-				SELECT f.id, f.payload ->> 'externalReference', f.payload, pre_schema_id[f.pos]
+				SELECT f.id, f.ref, f.payload, pre_schema_id[f.pos]
 				  FROM f WHERE f.valid
 				 ORDER BY f.id, f.pos
 				ON CONFLICT (order_id) DO NOTHING
-				RETURNING received_orders.order_id)
-			SELECT pg_catalog.array_agg(coalesce(x.o, CASE WHEN x.rj IS NOT NULL THEN 'rejected' END) ORDER BY x.pos),
-			       pg_catalog.array_agg(coalesce(st_sqlstate[x.pos], x.rj[1]) ORDER BY x.pos),
-			       pg_catalog.array_agg(coalesce(st_message[x.pos],
-			                                     CASE WHEN x.rj IS NOT NULL THEN
-			                                          (SELECT
+				RETURNING received_orders.order_id),
+			-- the element inserted of each order_id inserted: within one
+			-- statement the first of equal ids is the one inserted
+			ins_pos AS (
+				SELECT pg_catalog.min(f.pos) AS pos
+				  FROM f JOIN ins i ON i.order_id = f.id
+				 WHERE f.valid
+				 GROUP BY f.id)
+			-- each element's outcome, in position order: the subquery's ORDER
+			-- BY, an aggregate with no join above it (PostgreSQL's documented
+			-- way to order an aggregate's input); one sort of presorted rows
+			-- where an ORDER BY in each of five aggregates sorts five times.
+			-- The positions themselves come along and are checked below.
+			SELECT pg_catalog.array_agg(s.o), pg_catalog.array_agg(s.code), pg_catalog.array_agg(s.msg),
+			       pg_catalog.array_agg(s.id), pg_catalog.array_agg(s.pos),
+			       coalesce(pg_catalog.array_agg(s.pos) FILTER (WHERE s.pending), '{}'),
+			       coalesce(pg_catalog.array_agg(s.id) FILTER (WHERE s.pending), '{}'),
+			       coalesce(pg_catalog.array_agg(s.ref) FILTER (WHERE s.pending), '{}')
+			  INTO st_outcome, st_sqlstate, st_message, st_order_id, st_pos, pend_pos, pend_id, pend_ref
+			  FROM (SELECT x.pos, x.id, x.ref, x.valid AND ip.pos IS NULL AS pending,
+			               coalesce(x.o, CASE WHEN x.rj IS NOT NULL THEN 'rejected'
+			                                  WHEN ip.pos IS NOT NULL THEN 'inserted' END) AS o,
+			               x.rj[1] AS code,
+			               CASE WHEN x.rj IS NOT NULL THEN
+			                    (SELECT
 --@include reject-text
-			                                             FROM (SELECT x.rj) AS r(rj))
-			                                     END)
-			                            ORDER BY x.pos),
-			       coalesce(pg_catalog.array_agg(x.pos ORDER BY x.id, x.pos) FILTER (WHERE x.valid), '{}'),
-			       coalesce(pg_catalog.array_agg(x.id ORDER BY x.id, x.pos) FILTER (WHERE x.valid), '{}'),
-			       coalesce(pg_catalog.array_agg(x.payload ->> 'externalReference' ORDER BY x.id, x.pos) FILTER (WHERE x.valid), '{}'),
-			       coalesce(pg_catalog.array_agg(x.first AND i.order_id IS NOT NULL ORDER BY x.id, x.pos) FILTER (WHERE x.valid), '{}')
-			  INTO st_outcome, st_sqlstate, st_message, cand_pos, cand_id, cand_ref, cand_inserted
-			  FROM (SELECT f.*, f.valid AND pg_catalog.row_number() OVER (PARTITION BY f.id ORDER BY f.pos) = 1 AS first
-			          FROM f) x
-			  LEFT JOIN ins i ON x.valid AND i.order_id = x.id;
+			                       FROM (SELECT x.rj) AS r(rj))
+			               END AS msg
+			          FROM f x
+			          LEFT JOIN ins_pos ip ON ip.pos = x.pos
+			         ORDER BY x.pos) s;
+			IF st_pos IS DISTINCT FROM ARRAY(SELECT pg_catalog.generate_series(1, n)) THEN
+				RAISE EXCEPTION 'the outcomes of a batch came out of position order'
+					USING ERRCODE = 'internal_error',
+					      HINT = 'This is a bug of the SQL-only flavour of received_orders; nothing was stored.';
+			END IF;
 			fast_done := true;
 		EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded THEN
 			fast_done := false;
 		END;
 	END IF;
-	IF fast_done THEN
-		ncand := pg_catalog.cardinality(cand_pos);
-		cand_sqlstate := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
-		cand_message := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
-		cand_outcome := pg_catalog.array_fill(NULL::text, ARRAY[ncand]);
-	ELSE
+	IF NOT fast_done THEN
+		-- the checks that cannot throw: null (with a group: skipped), size
+		SELECT coalesce(pg_catalog.array_agg(r.rj[1] ORDER BY r.pos), '{}'),
+		       coalesce(pg_catalog.array_agg(
+--@include reject-text
+		                ORDER BY r.pos), '{}'),
+		       coalesce(pg_catalog.array_agg(coalesce(r.pre, CASE WHEN r.rj IS NOT NULL THEN 'rejected'
+		                                                          WHEN r.val_null THEN 'skipped' END) ORDER BY r.pos), '{}')
+		  INTO st_sqlstate, st_message, st_outcome
+		  FROM (SELECT m.pos, m.val IS NULL AS val_null, m.pre,
+--@include batch-precheck
+		               AS rj
+		          FROM unnest(ev_values, pre_outcome, pre_sqlstate, pre_message)
+		               WITH ORDINALITY AS m(val, pre, pre_s, pre_m, pos)) r;
 		st_payload := pg_catalog.array_fill(NULL::jsonb, ARRAY[n]);
 
 		-- the parse: the whole batch in one statement; a range that throws is
@@ -550,28 +593,48 @@ BEGIN
 				END IF;
 			END;
 		END LOOP;
+
+		-- each element's outcome, as the fast statement gives it
+		SELECT pg_catalog.array_agg(coalesce(s.st_o, CASE WHEN c.inserted THEN 'inserted' ELSE c.o END) ORDER BY s.pos),
+		       pg_catalog.array_agg(coalesce(s.st_s, c.code) ORDER BY s.pos),
+		       pg_catalog.array_agg(coalesce(s.st_m, c.msg) ORDER BY s.pos),
+		       pg_catalog.array_agg(c.id ORDER BY s.pos),
+		       coalesce(pg_catalog.array_agg(s.pos ORDER BY s.pos)
+		                FILTER (WHERE s.st_o IS NULL AND NOT c.inserted AND c.o IS NULL), '{}'),
+		       coalesce(pg_catalog.array_agg(c.id ORDER BY s.pos)
+		                FILTER (WHERE s.st_o IS NULL AND NOT c.inserted AND c.o IS NULL), '{}'),
+		       coalesce(pg_catalog.array_agg(c.ref ORDER BY s.pos)
+		                FILTER (WHERE s.st_o IS NULL AND NOT c.inserted AND c.o IS NULL), '{}')
+		  INTO st_outcome, st_sqlstate, st_message, st_order_id, pend_pos, pend_id, pend_ref
+		  FROM unnest(st_outcome, st_sqlstate, st_message) WITH ORDINALITY AS s(st_o, st_s, st_m, pos)
+		  LEFT JOIN unnest(cand_pos, cand_id, cand_ref, cand_inserted, cand_outcome, cand_sqlstate, cand_message)
+		       AS c(pos, id, ref, inserted, o, code, msg) ON c.pos = s.pos;
 	END IF;
 
 	-- outcome.c's RoOutcomeResolveNotInserted: the stored references of
-	-- the events not inserted, in one statement (a new snapshot: it sees
-	-- the row of a concurrent batch that ON CONFLICT waited for)
-	IF false = ANY (cand_inserted) THEN
+	-- the valid events not inserted, in order_id order, in one statement
+	-- (a new snapshot: it sees the row of a concurrent batch that ON
+	-- CONFLICT waited for); those still without an outcome are duplicates
+	IF pg_catalog.cardinality(pend_pos) > 0 THEN
 	FOR conflict IN
-		SELECT c.k, c.id, c.ref, r.external_reference AS stored, r.order_id IS NULL AS missing
-		  FROM unnest(cand_id, cand_ref, cand_inserted, cand_sqlstate)
-		       WITH ORDINALITY AS c(id, ref, inserted, code, k)
-		  LEFT JOIN received_orders.received_orders r ON r.order_id = c.id
-		 WHERE NOT c.inserted AND c.code IS NULL
-		   AND (r.order_id IS NULL OR r.external_reference <> c.ref COLLATE "C")
-		 ORDER BY c.k
+		SELECT s.pos, s.id, s.ref, r.external_reference AS stored, r.order_id IS NULL AS missing
+		  FROM unnest(pend_pos, pend_id, pend_ref) AS s(pos, id, ref)
+		  -- one index lookup each, however few rows the table's statistics
+		  -- show (LIMIT keeps the subquery from being joined as a whole)
+		  LEFT JOIN LATERAL (SELECT t.order_id, t.external_reference
+		                       FROM received_orders.received_orders t
+		                      WHERE t.order_id = s.id
+		                      LIMIT 1) r ON true
+		 WHERE r.order_id IS NULL OR r.external_reference <> s.ref COLLATE "C"
+		 ORDER BY s.id, s.pos
 	LOOP
 		IF conflict.missing THEN
 			not_stored := conflict.id;
 --@include not-stored
 		END IF;
-		cand_outcome[conflict.k] := 'conflict';
-		cand_sqlstate[conflict.k] := '23505';
-		cand_message[conflict.k] := pg_catalog.format('order %s is already stored with externalReference "%s"; this event has "%s"',
+		st_outcome[conflict.pos] := 'conflict';
+		st_sqlstate[conflict.pos] := '23505';
+		st_message[conflict.pos] := pg_catalog.format('order %s is already stored with externalReference "%s"; this event has "%s"',
 		                                              conflict.id, conflict.stored, conflict.ref);
 		RAISE WARNING 'order % is already stored with another externalReference', conflict.id
 			USING ERRCODE = 'unique_violation',
@@ -579,17 +642,6 @@ BEGIN
 			      HINT = 'The event was quarantined; the stored row was left unchanged.';
 	END LOOP;
 	END IF;
-
-	SELECT pg_catalog.array_agg(coalesce(s.st_o,
-	                                     CASE WHEN c.inserted THEN 'inserted' ELSE coalesce(c.o, 'duplicate') END)
-	                            ORDER BY s.pos),
-	       pg_catalog.array_agg(coalesce(s.st_s, c.code) ORDER BY s.pos),
-	       pg_catalog.array_agg(coalesce(s.st_m, c.msg) ORDER BY s.pos),
-	       pg_catalog.array_agg(c.id ORDER BY s.pos)
-	  INTO st_outcome, st_sqlstate, st_message, st_order_id
-	  FROM unnest(st_outcome, st_sqlstate, st_message) WITH ORDINALITY AS s(st_o, st_s, st_m, pos)
-	  LEFT JOIN unnest(cand_pos, cand_id, cand_inserted, cand_outcome, cand_sqlstate, cand_message)
-	       AS c(pos, id, inserted, o, code, msg) ON c.pos = s.pos;
 
 	-- quarantine.c: the rejected and conflicting messages as received,
 	-- once per coordinates and message (store.c's statement)
@@ -672,8 +724,9 @@ BEGIN
 	END IF;
 
 	RETURN QUERY
-	SELECT s.pos::integer, s.id, s.o::received_orders.materialize_outcome, s.code, s.msg
-	  FROM unnest(st_outcome, st_sqlstate, st_message, st_order_id)
-	       WITH ORDINALITY AS s(o, code, msg, id, pos)
+	SELECT s.pos, s.id, coalesce(s.o, 'duplicate')::received_orders.materialize_outcome, s.code, s.msg
+	  FROM (SELECT pg_catalog.generate_series(1, n) AS pos, pg_catalog.unnest(st_outcome) AS o,
+	               pg_catalog.unnest(st_sqlstate) AS code, pg_catalog.unnest(st_message) AS msg,
+	               pg_catalog.unnest(st_order_id) AS id) s
 	 ORDER BY s.pos;
 END;
