@@ -9,7 +9,9 @@
 # holds rows, is moved to the C extension: every row of every table and the
 # quarantine's sequence are the same, the feeder's role holds the same
 # privileges, and its batch goes on over the C functions; then back to the
-# flavour, the same again, the catalog that of a fresh install.  Refused,
+# flavour, the same again, the catalog that of a fresh install, and the
+# schema's pg_dump restores by the admin role with every row (the way to a
+# managed service).  Refused,
 # nothing changed: a move whose rows moved to would differ (a table of the
 # DBA's in the schema, which the other flavour has not: the count check)
 # and a move whose drop would take a view outside the schema with it.
@@ -89,7 +91,7 @@ flavour() {
 		FROM pg_namespace WHERE nspname = 'received_orders'"
 }
 
-tap_plan 27
+tap_plan 29
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-move.XXXXXX")
 ro_on_exit "rm -rf -- '$WORK'"
@@ -188,5 +190,11 @@ tap_is "$(batch 291 350 324)" "inserted 50, duplicate 10, conflict 1, rejected 1
 	"the feeder's role takes a batch on the flavour again"
 tap_is "$(as_role "$ADMIN" "SELECT count(*) FROM received_orders.grant_feeder('$FEEDER')")" "9" \
 	"the admin role runs grant_feeder again (a member of the schema's owner)"
+BEFORE=$(contents)
+tap_cmd "the admin role dumps the schema (pg_dump -n received_orders) and restores it into a new database" \
+	bash -c 'pg_dump -U "$1" -Fc -n received_orders -f "$2" "$3" && createdb -U "$1" "$4" && pg_restore -U "$1" --exit-on-error -d "$4" "$2"' \
+	- "$ADMIN" "$WORK/moved.dump" "$DB" "${DB}_restored"
+DB=${DB}_restored
+tap_is "$(contents)" "$BEFORE" "every row came back"
 
 tap_done
