@@ -15,6 +15,8 @@
 # nothing changed: a move whose rows moved to would differ (a table of the
 # DBA's in the schema, which the other flavour has not: the count check)
 # and a move whose drop would take a view outside the schema with it.
+# The way from a managed service too: the flavour's schema dump restored
+# by a superuser, then moved.
 #
 # TAP on stdout; starts its own PostgreSQL 15 cluster (it creates roles)
 # with the C extension installed (make install, as test/run does).
@@ -91,7 +93,7 @@ flavour() {
 		FROM pg_namespace WHERE nspname = 'received_orders'"
 }
 
-tap_plan 29
+tap_plan 31
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-move.XXXXXX")
 ro_on_exit "rm -rf -- '$WORK'"
@@ -165,7 +167,16 @@ tap_cmd "a dry run of the move to the extension passes its checks" \
 	"$ROOT/tools/move-flavour" --dry-run to-extension "$DB"
 tap_is "$(flavour)" "schema of received_orders_owner" "and rolls back"
 
-# to the C extension
+# the way from a managed service: the schema's dump restored by a superuser, then moved
+tap_cmd "the flavour's schema dump (pg_dump -n) restored by a superuser is moved to the C extension" \
+	bash -c 'pg_dump -U "$1" -Fc -n received_orders -f "$2" "$3" && createdb "$4" \
+		&& pg_restore --exit-on-error -d "$4" "$2" && "$5" to-extension "$4"' \
+	- "$ADMIN" "$WORK/flavour.dump" "$DB" "${DB}_selfhosted" "$ROOT/tools/move-flavour"
+tap_is "$(DB=${DB}_selfhosted flavour)
+$(DB=${DB}_selfhosted contents)" "extension received_orders 1.4
+$BEFORE" "with every row of every table and the sequence"
+
+# to the C extension, in place
 tap_cmd "tools/move-flavour to-extension moves the database to the C extension" \
 	"$ROOT/tools/move-flavour" to-extension "$DB"
 tap_is "$(flavour)" "extension received_orders 1.4" "the schema is the C extension's"
