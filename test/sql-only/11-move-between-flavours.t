@@ -8,7 +8,8 @@
 # row, a feeder's report, a position gap) so that every table of the schema
 # holds rows, is moved to the C extension: every row of every table and the
 # quarantine's sequence are the same, the feeder's role holds the same
-# privileges, and its batch goes on over the C functions; then back to the
+# privileges, the catalog is a fresh CREATE EXTENSION's, and its batch goes
+# on over the C functions; then back to the
 # flavour, the same again, the catalog that of a fresh install, and the
 # schema's pg_dump restores by the admin role with every row (the way to a
 # managed service).  Refused,
@@ -32,6 +33,7 @@ ADMIN=ro_cloud_admin
 FEEDER=ro_move_feeder
 DB=ro_move
 FRESH=ro_move_fresh
+FRESH_C=ro_move_fresh_c
 
 # as_role ROLE SQL — one statement as ROLE in the moved database
 as_role() {
@@ -93,7 +95,7 @@ flavour() {
 		FROM pg_namespace WHERE nspname = 'received_orders'"
 }
 
-tap_plan 31
+tap_plan 32
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-move.XXXXXX")
 ro_on_exit "rm -rf -- '$WORK'"
@@ -108,6 +110,7 @@ pg_start CLUSTER >&2 || tap_bail "could not start PostgreSQL"
 pg_psql -d postgres -c "CREATE ROLE $ADMIN LOGIN NOSUPERUSER CREATEROLE CREATEDB" >&2
 createdb -U "$ADMIN" "$DB"
 createdb -U "$ADMIN" "$FRESH"
+createdb "$FRESH_C"
 tap_cmd "the admin role installs the SQL-only flavour and grants the feeder's role" \
 	pg_psql -U "$ADMIN" -d "$DB" -f "$SCRIPT" \
 	-c "CREATE ROLE $FEEDER LOGIN" -c "SELECT count(*) FROM received_orders.grant_feeder('$FEEDER')"
@@ -182,6 +185,9 @@ tap_cmd "tools/move-flavour to-extension moves the database to the C extension" 
 tap_is "$(flavour)" "extension received_orders 1.4" "the schema is the C extension's"
 tap_is "$(contents)" "$BEFORE" "every row of every table and the quarantine's sequence are the same"
 tap_is "$(feeder_privileges)" "$PRIVILEGES" "the feeder's role holds the same privileges"
+pg_psql -d "$FRESH_C" -c "CREATE EXTENSION received_orders" -c "SELECT count(*) FROM received_orders.grant_feeder('$FEEDER')" >&2
+tap_is "$(pg_psql -At -d "$DB" -f "$HERE/fingerprint.sql")" "$(pg_psql -At -d "$FRESH_C" -f "$HERE/fingerprint.sql")" \
+	"the catalog is that of a fresh CREATE EXTENSION (fingerprint.sql)"
 tap_is "$(batch 241 300 264)" "inserted 50, duplicate 10, conflict 1, rejected 1, skipped 1" \
 	"the feeder's role takes a batch on the C extension: duplicates of the moved rows, new orders"
 tap_is "$(pg_query "$DB" "SELECT next_offset FROM received_orders.received_orders_positions WHERE kafka_partition = 0")
