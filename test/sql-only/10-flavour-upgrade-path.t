@@ -21,11 +21,12 @@
 # a version is skipped (a made-up NEXT--NEXT2 on the current version), and
 # on the C extension's schema; a statement failing inside it leaves nothing
 # half-applied.  Negative control: the update with a statement left out is
-# caught by the comparison.  The wrapper with its update path keeps pg_tle's
-# rules (--check-tle).
+# caught by the comparison.  The wrapper with its update paths keeps pg_tle's
+# rules (--check-tle), which refuses a COMMIT in an update path's body and
+# a default version no call installs.
 #
 # TAP on stdout; starts its own PostgreSQL 15 cluster (it creates roles);
-# point 19 needs the C extension installed there (make install, as test/run
+# point 21 needs the C extension installed there (make install, as test/run
 # does).
 
 set -euo pipefail
@@ -82,7 +83,7 @@ rows() {
 	done
 }
 
-tap_plan 20
+tap_plan 22
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-upgrade.XXXXXX")
 ro_on_exit "[[ ${RO_KEEP_TMP:-0} == 1 ]] || rm -rf -- '$WORK'"
@@ -147,6 +148,18 @@ tap_is "$(grep --no-group-separator -A3 '^SELECT pgtle.install_update_path($' "$
 	"the wrapper installs the update paths $CUR to $NEXT, $NEXT to $NEXT2, then sets the default version $NEXT"
 tap_cmd "the wrapper with its update paths keeps pg_tle's rules (--check-tle)" \
 	"$ROOT/tools/build-sql-only" --check-tle "$WORK/next/received_orders_tle.sql"
+# copies of that wrapper: an update path's body with a COMMIT, a default
+# version no call installs
+awk '{ print } /^SELECT pgtle.install_update_path\($/ { p = 1 } p && /^\$_pgtle_\$$/ { print "COMMIT;"; p = 0 }' \
+	"$WORK/next/received_orders_tle.sql" >"$WORK/commit-in-update.sql"
+out=$("$ROOT/tools/build-sql-only" --check-tle "$WORK/commit-in-update.sql" 2>&1) && out="accepted: $out"
+tap_like "$out" "commit-in-update.sql: line [0-9]+: transaction control \(COMMIT\)" \
+	"--check-tle refuses a COMMIT in an update path's body"
+sed "s/^SELECT pgtle.set_default_version('received_orders_sql', '$NEXT');\$/SELECT pgtle.set_default_version('received_orders_sql', '9.9');/" \
+	"$WORK/next/received_orders_tle.sql" >"$WORK/unknown-default.sql"
+out=$("$ROOT/tools/build-sql-only" --check-tle "$WORK/unknown-default.sql" 2>&1) && out="accepted: $out"
+tap_like "$out" "unknown-default.sql: line [0-9]+: set_default_version names a version not installed \(9\.9\)" \
+	"--check-tle refuses a default version that no call installs"
 tap_is "$(grep -c -e "'check_consumer_group'" -e 'LANGUAGE C' "$WORK/next/$UPDATE" || true)" "0" \
 	"the update script carries check_consumer_group's twin, not the C function"
 chmod -R a+rX "$WORK"
