@@ -23,10 +23,11 @@
 # half-applied.  Negative control: the update with a statement left out is
 # caught by the comparison.  The wrapper with its update paths keeps pg_tle's
 # rules (--check-tle), which refuses a COMMIT in an update path's body and
-# a default version no call installs.
+# a default version no call installs; the build refuses an update script
+# that does not set the comment, and a default_version no update reaches.
 #
 # TAP on stdout; starts its own PostgreSQL 15 cluster (it creates roles);
-# point 21 needs the C extension installed there (make install, as test/run
+# point 23 needs the C extension installed there (make install, as test/run
 # does).
 
 set -euo pipefail
@@ -83,7 +84,7 @@ rows() {
 	done
 }
 
-tap_plan 22
+tap_plan 24
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-upgrade.XXXXXX")
 ro_on_exit "[[ ${RO_KEEP_TMP:-0} == 1 ]] || rm -rf -- '$WORK'"
@@ -162,6 +163,18 @@ tap_like "$out" "unknown-default.sql: line [0-9]+: set_default_version names a v
 	"--check-tle refuses a default version that no call installs"
 tap_is "$(grep -c -e "'check_consumer_group'" -e 'LANGUAGE C' "$WORK/next/$UPDATE" || true)" "0" \
 	"the update script carries check_consumer_group's twin, not the C function"
+# the build stops (its error alone, nothing written) on an update that does
+# not record its version, and on a default_version no update reaches
+cp -r "$WORK/tree" "$WORK/bad-tree"
+sed -i "/^COMMENT ON SCHEMA received_orders IS\$/,+1d" "$WORK/bad-tree/sql/$SKIP"
+out=$("$WORK/bad-tree/tools/build-sql-only" "$WORK/bad" 2>&1) && out="written: $out"
+tap_like "$out" "^[^ ]*/build-sql-only: sql/$SKIP does not end by setting the schema's comment to 'received_orders $NEXT2: \.\.\.'" \
+	"tools/build-sql-only refuses an update script that does not set the schema's comment to its version"
+rm "$WORK/bad-tree/sql/$SKIP"
+sed -i "s/^default_version = '.*'/default_version = '$NEXT2'/" "$WORK/bad-tree/received_orders.control"
+out=$("$WORK/bad-tree/tools/build-sql-only" "$WORK/bad" 2>&1) && out="written: $out"
+tap_like "$out" "^[^ ]*/build-sql-only: no update script leads from $NEXT towards default_version $NEXT2\$" \
+	"tools/build-sql-only refuses a default_version that no chain of update scripts reaches"
 chmod -R a+rX "$WORK"
 
 # shellcheck disable=SC2034 # set by pg_start through its name
