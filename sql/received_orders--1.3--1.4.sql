@@ -160,3 +160,17 @@ UPDATE pg_catalog.pg_init_privs i
    AND i.objsubid OPERATOR(pg_catalog.=) 0
    AND n.nspname OPERATOR(pg_catalog.=) 'received_orders';
 -- end of section: the schema's initial privileges ------------------------------
+
+-- ---------------------------------------------------------------------------
+-- The schema's comment names the version the scripts left it at.
+--
+-- Every update script from here on ends by setting it to its own target
+-- version.  The SQL-only flavour, installed without CREATE EXTENSION, has no
+-- pg_extension row to read its version from: its update scripts read this
+-- comment, which both flavours share (tools/build-sql-only checks that each
+-- script sets it).
+-- ---------------------------------------------------------------------------
+
+COMMENT ON SCHEMA received_orders IS
+	'received_orders 1.4: idempotent materialization of Kafka OrderReceived events, with a quarantine';
+-- end of section: the schema's comment ----------------------------------------
