@@ -9,8 +9,8 @@
 # role, not a superuser (fuzz-run.sql: materialize_order, the plain and
 # the consumer group's materialize_orders, check_consumer_group; then, some
 # quarantine rows repaired, fuzz-replay.sql: replay_quarantined); a flavour
-# with one rule changed disagrees (the comparison can fail); and pgTAP
-# files run on it.
+# with one rule changed disagrees (the comparison can fail).  pgTAP on
+# the flavour is 09-pgtap-on-sql-only.t.
 #
 # RO_SQL_ONLY_SEED (default 0.42, in -1..1) and RO_SQL_ONLY_BATCHES (default
 # 40, about 31 messages each) choose the input.  TAP on stdout; starts its
@@ -139,16 +139,7 @@ outcomes() {
 	EOF
 }
 
-# prove DB FILE — pg_prove of one test/pgtap file; prints "passed failed"
-# and the numbers of the failed tests
-prove() {
-	local out
-	out=$(pg_prove -v -d "$1" "$ROOT/test/pgtap/$2.sql" 2>&1 || true)
-	printf '%s %s %s\n' "$(grep -c '^ok ' <<<"$out" || true)" "$(grep -c '^not ok ' <<<"$out" || true)" \
-		"$(sed -n 's/^not ok \([0-9]*\) .*/\1/p' <<<"$out" | paste -sd, -)"
-}
-
-tap_plan 17
+tap_plan 16
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only.XXXXXX")
 ro_on_exit "[[ ${RO_KEEP_TMP:-0} == 1 ]] || rm -rf -- '$WORK'"
@@ -281,42 +272,5 @@ feed "$BROKEN_DB" "$WORK/broken" || true
 outcomes "$BROKEN_DB" >"$WORK/broken.outcomes"
 tap_ok "$(diff -q "$WORK/c.outcomes" "$WORK/broken.outcomes" >/dev/null && echo 1 || echo 0)" \
 	"and the comparison finds that it disagrees with the C extension"
-
-# pgTAP on the SQL-only flavour: a fresh database per file, pgtap created
-# by the superuser (as a service's extension list offers it).  The files
-# whose every test concerns what the flavour has; a failing test is one of
-# the exceptions docs/sql-only.md lists: the extension's membership and
-# pg_extension_config_dump marks (03 5, 6, 48, 53, 54 and 08's are
-# received_orders.max_event_bytes, a GUC only a C library defines; 07 19-21,
-# 12 5, 14 4, 15 6, 17 7 ask pg_extension)
-want_pgtap=$(
-	cat <<-'EOF'
-		02_security 54 0
-		03_materialize_order 50 5 5,6,48,53,54
-		05_replay 19 0
-		06_replay_equivalence 10 0
-		07_positions 161 3 19,20,21
-		09_outbox 67 0
-		10_event_parse 9 0
-		11_adopt_positions 27 0
-		12_consumer_groups 65 1 5
-		13_schema_registry 38 0
-		14_status 44 1 4
-		15_replays_counted 23 1 6
-		16_hostile_roles 49 0
-		17_position_gaps 71 1 7
-		19_feeder_errors 13 0
-		20_advance_positions 28 0
-	EOF
-)
-got_pgtap=$(
-	while read -r file _; do
-		install_sql_only "pgtap_sql_$file" "$WORK/build/received_orders.sql" >/dev/null || true
-		pg_psql -d "pgtap_sql_$file" -c "CREATE EXTENSION pgtap" >&2
-		printf '%s %s\n' "$file" "$(prove "pgtap_sql_$file" "$file" | sed 's/ $//')"
-	done <<<"$want_pgtap"
-)
-tap_is "$got_pgtap" "$want_pgtap" \
-	"pgTAP on the SQL-only flavour: 16 files, 728 of 740 tests pass, the others ask pg_extension or max_event_bytes"
 
 tap_done

@@ -1,8 +1,9 @@
 # test/sql-only/e2e-flavour.sh — for the scripts that run the feeder over
 # the SQL-only flavour with test/e2e/lib.sh: e2e_setup_db made as a managed
-# service's admin role makes a database (replaces test/e2e/lib.sh's), and
-# the cleanup of the roles it made.  Set ADMIN (the admin role) and
-# SQL_ONLY_FEEDER_ROLE before calling them; source after test/e2e/lib.sh.
+# service's admin role makes a database (replaces test/e2e/lib.sh's), a
+# check that the database holds the flavour, and the cleanup of the roles
+# it made.  Set ADMIN (the admin role) and SQL_ONLY_FEEDER_ROLE before
+# calling them; source after test/e2e/lib.sh.
 
 # sql_only_setup_db — e2e's database: the SQL-only flavour by psql -f as
 # ADMIN (NOSUPERUSER CREATEROLE CREATEDB, created when missing), the
@@ -34,6 +35,18 @@ sql_only_setup_db() {
 # e2e_setup_db — what test/e2e/lib.sh's scripts call: sql_only_setup_db
 e2e_setup_db() {
 	sql_only_setup_db
+}
+
+# sql_only_holds_flavour — E2E_DB (as sql() reaches it) holds the SQL-only
+# flavour: no C function in the schema, every function received_orders_owner's
+sql_only_holds_flavour() {
+	local got
+	got=$(sql "SELECT DISTINCT l.lanname || ' ' || pg_get_userbyid(p.proowner)
+		FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+		WHERE p.pronamespace = 'received_orders'::regnamespace ORDER BY 1") || return 1
+	[ "$got" = $'plpgsql received_orders_owner\nsql received_orders_owner' ] && return 0
+	diag "the schema's functions, language and owner: $(tr '\n' ';' <<<"$got")"
+	return 1
 }
 
 # sql_only_drop_db — the database and the roles this script made, once the
