@@ -400,11 +400,11 @@ BEGIN
 				  FROM f JOIN ins i ON i.order_id = f.id
 				 WHERE f.valid
 				 GROUP BY f.id)
-			-- each element's outcome, in position order: the subquery's ORDER
-			-- BY, an aggregate with no join above it (PostgreSQL's documented
-			-- way to order an aggregate's input); one sort of presorted rows
-			-- where an ORDER BY in each of five aggregates sorts five times.
-			-- The positions themselves come along and are checked below.
+			-- each element's outcome: f comes out of its scan in position
+			-- order, and the join by a hash keeps the order of its outer side;
+			-- no sort of the rows and no ORDER BY in each aggregate (a sort
+			-- each).  The positions come along: should they ever come out of
+			-- order, the batch is taken the slow way (22000 below).
 			SELECT pg_catalog.array_agg(s.o), pg_catalog.array_agg(s.code), pg_catalog.array_agg(s.msg),
 			       pg_catalog.array_agg(s.id), pg_catalog.array_agg(s.pos),
 			       coalesce(pg_catalog.array_agg(s.pos) FILTER (WHERE s.pending), '{}'),
@@ -421,12 +421,10 @@ BEGIN
 			                       FROM (SELECT x.rj) AS r(rj))
 			               END AS msg
 			          FROM f x
-			          LEFT JOIN ins_pos ip ON ip.pos = x.pos
-			         ORDER BY x.pos) s;
+			          LEFT JOIN ins_pos ip ON ip.pos = x.pos) s;
 			IF st_pos IS DISTINCT FROM ARRAY(SELECT pg_catalog.generate_series(1, n)) THEN
 				RAISE EXCEPTION 'the outcomes of a batch came out of position order'
-					USING ERRCODE = 'internal_error',
-					      HINT = 'This is a bug of the SQL-only flavour of received_orders; nothing was stored.';
+					USING ERRCODE = 'data_exception';
 			END IF;
 			fast_done := true;
 		EXCEPTION WHEN data_exception OR integrity_constraint_violation OR program_limit_exceeded THEN
@@ -723,10 +721,11 @@ BEGIN
 		 WHERE p.next_offset < EXCLUDED.next_offset;
 	END IF;
 
+	-- in position order: the select list's set-returning functions run in
+	-- lockstep, row k of each array together
 	RETURN QUERY
 	SELECT s.pos, s.id, coalesce(s.o, 'duplicate')::received_orders.materialize_outcome, s.code, s.msg
 	  FROM (SELECT pg_catalog.generate_series(1, n) AS pos, pg_catalog.unnest(st_outcome) AS o,
 	               pg_catalog.unnest(st_sqlstate) AS code, pg_catalog.unnest(st_message) AS msg,
-	               pg_catalog.unnest(st_order_id) AS id) s
-	 ORDER BY s.pos;
+	               pg_catalog.unnest(st_order_id) AS id) s;
 END;
