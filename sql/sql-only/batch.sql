@@ -37,6 +37,13 @@ DECLARE
 	arg_dims integer[];
 	arg_counts integer[];
 	bad_topic record;
+	long_topic_k integer;
+	-- each partition's last offset, for the positions
+	part_topics text[];
+	part_numbers integer[];
+	part_offsets bigint[];
+	no_next_offset boolean;
+	bad_coordinates_k integer;
 	-- per element (1 .. n): outcome, sqlstate, reason, parsed value
 	st_outcome text[];
 	st_sqlstate text[];
@@ -167,24 +174,32 @@ BEGIN
 		RAISE EXCEPTION 'consumer group is % bytes long; at most 255 are allowed', pg_catalog.octet_length(consumer_group)
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	SELECT t.k, pg_catalog.octet_length(t.topic) AS bytes INTO bad_topic
-	  FROM pg_catalog.unnest(kafka_topics) WITH ORDINALITY AS t(topic, k)
-	 WHERE pg_catalog.octet_length(t.topic) > 249
-	 ORDER BY t.k LIMIT 1;
-	IF FOUND THEN
-		RAISE EXCEPTION 'element % has a Kafka topic of % bytes; Kafka allows at most 249', bad_topic.k, bad_topic.bytes
+	-- the topics' length, then with a group positions.c's
+	-- RoPositionsCheckCoordinates (every element has its coordinates): the
+	-- first element each refuses, in one pass over the batch
+	IF kafka_topics IS NOT NULL THEN
+		SELECT pg_catalog.min(m.k) FILTER (WHERE pg_catalog.octet_length(m.topic) > 249),
+		       pg_catalog.min(m.k) FILTER (WHERE with_group
+		                                         AND (m.topic IS NULL OR m.part IS NULL OR m.off IS NULL
+		                                              OR pg_catalog.octet_length(m.topic) = 0 OR m.part < 0 OR m.off < 0))
+		  INTO long_topic_k, bad_coordinates_k
+		  FROM (SELECT pg_catalog.generate_series(1, n) AS k, pg_catalog.unnest(kafka_topics) AS topic,
+		               pg_catalog.unnest(kafka_partitions) AS part, pg_catalog.unnest(kafka_offsets) AS off) m;
+	END IF;
+	IF long_topic_k IS NOT NULL THEN
+		RAISE EXCEPTION 'element % has a Kafka topic of % bytes; Kafka allows at most 249', long_topic_k,
+			pg_catalog.octet_length(kafka_topics[pg_catalog.array_lower(kafka_topics, 1) + long_topic_k - 1])
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 
 	IF with_group THEN
-		-- positions.c's RoPositionsCheckCoordinates: every element has its
-		-- coordinates; then the group is the calling role's to move (groups.c)
-		SELECT m.k, m.topic, m.part, m.off INTO bad_topic
-		  FROM unnest(kafka_topics, kafka_partitions, kafka_offsets) WITH ORDINALITY AS m(topic, part, off, k)
-		 WHERE m.topic IS NULL OR m.part IS NULL OR m.off IS NULL
-		    OR pg_catalog.octet_length(m.topic) = 0 OR m.part < 0 OR m.off < 0
-		 ORDER BY m.k LIMIT 1;
-		IF FOUND THEN
+		-- then the group is the calling role's to move (groups.c)
+		IF bad_coordinates_k IS NOT NULL THEN
+			SELECT bad_coordinates_k AS k,
+			       kafka_topics[pg_catalog.array_lower(kafka_topics, 1) + bad_coordinates_k - 1] AS topic,
+			       kafka_partitions[pg_catalog.array_lower(kafka_partitions, 1) + bad_coordinates_k - 1] AS part,
+			       kafka_offsets[pg_catalog.array_lower(kafka_offsets, 1) + bad_coordinates_k - 1] AS off
+			  INTO bad_topic;
 			IF bad_topic.topic IS NULL OR bad_topic.part IS NULL OR bad_topic.off IS NULL THEN
 				RAISE EXCEPTION 'element % has no Kafka %', bad_topic.k,
 					CASE WHEN bad_topic.topic IS NULL THEN 'topic' WHEN bad_topic.part IS NULL THEN 'partition' ELSE 'offset' END
@@ -617,12 +632,13 @@ BEGIN
 	FOR conflict IN
 		SELECT s.pos, s.id, s.ref, r.external_reference AS stored, r.order_id IS NULL AS missing
 		  FROM unnest(pend_pos, pend_id, pend_ref) AS s(pos, id, ref)
-		  -- one index lookup each, however few rows the table's statistics
-		  -- show (LIMIT keeps the subquery from being joined as a whole)
-		  LEFT JOIN LATERAL (SELECT t.order_id, t.external_reference
-		                       FROM received_orders.received_orders t
-		                      WHERE t.order_id = s.id
-		                      LIMIT 1) r ON true
+		  -- one index scan for them all, as store.c's lookup_many_plan
+		  -- (= ANY of the ids; not a join the planner may turn into a scan
+		  -- of the whole table)
+		  LEFT JOIN (SELECT t.order_id, t.external_reference
+		               FROM received_orders.received_orders t
+		              WHERE t.order_id = ANY (pend_id)
+		             OFFSET 0) r ON r.order_id = s.id
 		 WHERE r.order_id IS NULL OR r.external_reference <> s.ref COLLATE "C"
 		 ORDER BY s.id, s.pos
 	LOOP
@@ -698,24 +714,34 @@ BEGIN
 
 	IF with_group AND n > 0 THEN
 		-- positions.c's RoPositionsRecord: the next offset of each
-		-- partition, in topic (bytes) and partition order, never backwards
-		SELECT l.pos, l.off INTO bad_topic
-		  FROM (SELECT DISTINCT ON (m.topic, m.part) m.topic, m.part, m.off, m.pos
-		          FROM unnest(kafka_topics, kafka_partitions, kafka_offsets) WITH ORDINALITY AS m(topic, part, off, pos)
-		         ORDER BY m.topic, m.part, m.off DESC, m.pos) l
-		 WHERE l.off = 9223372036854775807
-		 ORDER BY pg_catalog.convert_to(l.topic, 'UTF8'), l.part LIMIT 1;
-		IF FOUND THEN
+		-- partition, in topic (bytes) and partition order, never backwards.
+		-- Each partition's last offset by a hash aggregate: a sort of the
+		-- batch on its topics would compare text in the database's
+		-- collation, thousands of instructions a comparison
+		SELECT pg_catalog.array_agg(l.topic ORDER BY pg_catalog.convert_to(l.topic, 'UTF8'), l.part),
+		       pg_catalog.array_agg(l.part ORDER BY pg_catalog.convert_to(l.topic, 'UTF8'), l.part),
+		       pg_catalog.array_agg(l.off ORDER BY pg_catalog.convert_to(l.topic, 'UTF8'), l.part),
+		       pg_catalog.bool_or(l.off = 9223372036854775807)
+		  INTO part_topics, part_numbers, part_offsets, no_next_offset
+		  FROM (SELECT m.topic, m.part, pg_catalog.max(m.off) AS off
+		          FROM (SELECT pg_catalog.unnest(kafka_topics) AS topic, pg_catalog.unnest(kafka_partitions) AS part,
+		                       pg_catalog.unnest(kafka_offsets) AS off) m
+		         GROUP BY m.topic, m.part) l;
+		IF no_next_offset THEN
+			SELECT m.pos, m.off INTO bad_topic
+			  FROM (SELECT pg_catalog.generate_series(1, n) AS pos, pg_catalog.unnest(kafka_topics) AS topic,
+			               pg_catalog.unnest(kafka_partitions) AS part, pg_catalog.unnest(kafka_offsets) AS off) m
+			 WHERE m.off = 9223372036854775807
+			 ORDER BY pg_catalog.convert_to(m.topic, 'UTF8'), m.part, m.pos LIMIT 1;
 			RAISE EXCEPTION 'element % has Kafka offset %, which has no next offset', bad_topic.pos, bad_topic.off
 				USING ERRCODE = 'numeric_value_out_of_range';
 		END IF;
 		INSERT INTO received_orders.received_orders_positions AS p
 			(consumer_group, kafka_topic, kafka_partition, next_offset)
+		-- in the arrays' order, the set-returning functions in lockstep
 		SELECT consumer_group, l.topic, l.part, l.off + 1
-		  FROM (SELECT DISTINCT ON (m.topic, m.part) m.topic, m.part, m.off
-		          FROM unnest(kafka_topics, kafka_partitions, kafka_offsets) AS m(topic, part, off)
-		         ORDER BY m.topic, m.part, m.off DESC) l
-		 ORDER BY pg_catalog.convert_to(l.topic, 'UTF8'), l.part
+		  FROM (SELECT pg_catalog.unnest(part_topics) AS topic, pg_catalog.unnest(part_numbers) AS part,
+		               pg_catalog.unnest(part_offsets) AS off) l
 		ON CONFLICT ON CONSTRAINT received_orders_positions_pkey
 		DO UPDATE SET next_offset = EXCLUDED.next_offset, updated_at = pg_catalog.now()
 		 WHERE p.next_offset < EXCLUDED.next_offset;
