@@ -7,7 +7,7 @@
  * The decoder's own reader (avro_json.c) allocates only its JSON buffer,
  * and avro-c allocates only while it compiles a schema.  When either
  * allocation fails because the system's memory ran out (not because a
- * value passed its bounds), a per-thread flag is set: db.c and registry.c
+ * value passed its bounds), a per-thread flag is set: decode.c and registry.c
  * then retry the message or the schema instead of quarantining it or
  * caching the failure, since the fault is the machine's state, not the
  * bytes'.  avro-c's allocations go through avro_alloc_allocator, installed

@@ -6,7 +6,7 @@
  *	  value sent is decoded (confluent.c) into its JSON, or the reason it
  *	  cannot be, with the frame's schema id and the GUID its
  *	  __value_schema_id header named, straight into the four binary arrays
- *	  that db.c sends with the batch (so the decoded JSON is held once).
+ *	  that db_batch.c sends with the batch (so the decoded JSON is held once).
  *
  *	  Five decisions are the decode's: a registry that fails stops the
  *	  batch (retried, or the feeder stops, with the flags to check); a

@@ -3,7 +3,7 @@
  * decode.h
  *	  A batch's values decoded on its lane before the database sees it
  *	  (decode.c): the Schema Registry form's JSON, schema id, reason and
- *	  header GUID of each message, encoded into the four arrays db.c sends,
+ *	  header GUID of each message, encoded into the four arrays db_batch.c sends,
  *	  within the batch's bound of decoded bytes.
  *
  *-------------------------------------------------------------------------
@@ -42,7 +42,7 @@ typedef struct decoder
 	int32_t		oom_partition;
 	int64_t		oom_offset;
 	int			oom_attempts;
-	pgarray		arrays[DECODE_NARRAYS]; /* the batch's, as db.c sends them */
+	pgarray		arrays[DECODE_NARRAYS]; /* the batch's, as db_batch.c sends them */
 	batch_memo	memo;			/* the batch the arrays hold */
 	int			memo_ascii;		/* the text form its reasons were made in */
 	/* the last batch's partitions whose message waits for its schema */

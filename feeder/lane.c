@@ -19,7 +19,7 @@
 #include "log.h"
 
 _Static_assert(DECODE_NARRAYS == DB_DECODED_NARRAYS,
-			   "decode.c fills the arrays db.c sends");
+			   "decode.c fills the arrays db_batch.c sends");
 
 /*
  * lane_init

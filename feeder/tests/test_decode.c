@@ -5,7 +5,7 @@
  *	  first message always goes, the one that would pass the bound starts
  *	  the next batch), a decode out of memory retried before the message
  *	  is quarantined, a registry's failure with the flags to check, and the
- *	  batch decoded on its lane into the arrays db.c sends: one element per
+ *	  batch decoded on its lane into the arrays db_batch.c sends: one element per
  *	  message, a retry sent as decoded unless the session's text form
  *	  changed; a message whose schema id is unknown yet waits with its
  *	  partition's later messages, the others are sent.  confluent_decode
