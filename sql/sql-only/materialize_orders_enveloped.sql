@@ -7,12 +7,7 @@
 DECLARE
 	with_group CONSTANT boolean := true;
 	with_envelope CONSTANT boolean := true;
-	-- the Schema Registry form's arguments, which this form has not
-	with_frame CONSTANT boolean := false;
-	decoded_values CONSTANT bytea[] := NULL;
-	value_schema_ids CONSTANT integer[] := NULL;
-	decode_errors CONSTANT text[] := NULL;
-	value_schema_guids CONSTANT uuid[] := NULL;
+--@include no-frame-args
 BEGIN
 --@include batch
 END
