@@ -653,6 +653,45 @@ acks_ahead() {
 		<(printf '%s\n' "$positions") - <<<"$committed"
 }
 
+# e2e_snapshot [feeders] — every row of the extension's tables (and of the
+# status table when asked), the quarantine sequence and the position gaps,
+# as text in key order, of SNAPSHOT_DB (default E2E_DB), through PSQL
+# (default psql) with the libpq environment; a failed read prints a line
+# of its own, never an equal snapshot (test/upgrade/05, test/majors/01)
+e2e_snapshot() {
+	"${PSQL:-psql}" -X -q -A -t -v ON_ERROR_STOP=1 -d "${SNAPSHOT_DB:-$E2E_DB}" <<-EOF 2>&1 || echo "snapshot: query failed"
+		SET TimeZone = 'UTC';
+		SELECT 'order ' || r::text FROM received_orders.received_orders r ORDER BY order_id;
+		SELECT 'quarantine ' || q::text FROM received_orders.received_orders_quarantine q ORDER BY id;
+		SELECT 'position ' || p::text FROM received_orders.received_orders_positions p
+		 ORDER BY consumer_group, kafka_topic, kafka_partition;
+		SELECT 'group ' || g::text FROM received_orders.received_orders_consumer_groups g ORDER BY consumer_group;
+		SELECT 'gap ' || x::text FROM received_orders.received_orders_position_gaps x ORDER BY 1;
+		SELECT 'replay ' || x::text FROM received_orders.received_orders_replays x ORDER BY quarantine_id;
+		SELECT 'sequence ' || last_value || ' ' || is_called FROM received_orders.received_orders_quarantine_id_seq;
+		${1:+SELECT 'feeder ' || f::text FROM received_orders.received_orders_feeders f ORDER BY 1;}
+	EOF
+}
+
+# e2e_start_positions NAME — "PARTITION OFFSET SOURCE" of NAME's start_position lines
+e2e_start_positions() {
+	log_events "$1" start_position | awk '{
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		print f["partition"], f["offset"], f["source"]
+	}' | sort -n
+}
+
+# e2e_run_to_end NAME GROUP DESCRIPTION — one test point: a feeder of GROUP
+# until the database holds every message of E2E_TOPIC, then stopped
+# (SIGTERM, exit 0); in the suite's own shell, which reaps the feeder
+e2e_run_to_end() {
+	local status=0
+	feeder_start "$1" "$E2E_TOPIC" "$2" --batch-size 25 --batch-wait-ms 20
+	db_wait_caught_up "$2" 120 || status=1
+	feeder_stop "$1" || status=1
+	tap_ok "$status" "$3"
+}
+
 # db_wait_caught_up GROUP [SECONDS] — poll db_caught_up (default 60 s)
 db_wait_caught_up() {
 	ro_wait_until "${2:-60}" db_caught_up "$1" && return 0

@@ -58,43 +58,6 @@ E2E_TOPIC=orders-majors
 GROUP=orders
 AUDIT=audit
 
-# snapshot [feeders] — every row of the extension's tables (and of the
-# status table when asked), the quarantine sequence and the position gaps,
-# as text in key order, through PSQL (default psql) with the libpq
-# environment; a failed read prints a line of its own
-snapshot() {
-	"${PSQL:-psql}" -X -q -A -t -v ON_ERROR_STOP=1 -d "${SNAPSHOT_DB:-$E2E_DB}" <<-EOF 2>&1 || echo "snapshot: query failed"
-		SET TimeZone = 'UTC';
-		SELECT 'order ' || r::text FROM received_orders.received_orders r ORDER BY order_id;
-		SELECT 'quarantine ' || q::text FROM received_orders.received_orders_quarantine q ORDER BY id;
-		SELECT 'position ' || p::text FROM received_orders.received_orders_positions p
-		 ORDER BY consumer_group, kafka_topic, kafka_partition;
-		SELECT 'group ' || g::text FROM received_orders.received_orders_consumer_groups g ORDER BY consumer_group;
-		SELECT 'gap ' || x::text FROM received_orders.received_orders_position_gaps x ORDER BY 1;
-		SELECT 'replay ' || x::text FROM received_orders.received_orders_replays x ORDER BY quarantine_id;
-		SELECT 'sequence ' || last_value || ' ' || is_called FROM received_orders.received_orders_quarantine_id_seq;
-		${1:+SELECT 'feeder ' || f::text FROM received_orders.received_orders_feeders f ORDER BY 1;}
-	EOF
-}
-
-# start_positions NAME — "PARTITION OFFSET SOURCE" of NAME's start_position lines
-start_positions() {
-	log_events "$1" start_position | awk '{
-		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-		print f["partition"], f["offset"], f["source"]
-	}' | sort -n
-}
-
-# run_to_end NAME GROUP DESCRIPTION — one test point: a feeder of GROUP
-# until the database holds every message of the topic, then stopped
-run_to_end() {
-	local status=0
-	feeder_start "$1" "$E2E_TOPIC" "$2" --batch-size 25 --batch-wait-ms 20
-	db_wait_caught_up "$2" 120 || status=1
-	feeder_stop "$1" || status=1
-	tap_ok "$status" "$3"
-}
-
 # in_root SCRIPT — run the bash SCRIPT inside the Debian 13 root as root,
 # this tree, the work directory and 18's prefix mounted at their own paths,
 # with test/lib/pg.sh sourced and the step's variables set; its output is
@@ -123,8 +86,8 @@ kafka_start 1 "$E2E_TOPIC:$PARTITIONS" || bail "could not start the development 
 e2e_setup_db || bail "could not set up the database on PostgreSQL 15"
 VERSION=$(sql "SELECT extversion FROM pg_extension WHERE extname = 'received_orders'")
 produce_part 1 $PRODUCED || bail "kcat could not produce"
-run_to_end first "$GROUP" "a feeder of \"$GROUP\" stores the topic in the 15 cluster"
-run_to_end audit "$AUDIT" "a feeder of \"$AUDIT\" too"
+e2e_run_to_end first "$GROUP" "a feeder of \"$GROUP\" stores the topic in the 15 cluster"
+e2e_run_to_end audit "$AUDIT" "a feeder of \"$AUDIT\" too"
 sql "SELECT received_orders.record_position_gap('$AUDIT', 'gone-topic', 0, 5, 9)" >/dev/null ||
 	bail "could not record a position gap"
 is "$(sql "SELECT (SELECT count(*) > 0 FROM received_orders.received_orders) || ' '
@@ -133,8 +96,8 @@ is "$(sql "SELECT (SELECT count(*) > 0 FROM received_orders.received_orders) || 
                   || (SELECT count(*) FROM received_orders.received_orders_position_gaps) || ' '
                   || (SELECT count(*) FROM received_orders.received_orders_feeders)")" \
 	"true 2 2 1 2" "15 holds orders, conflicts and rejected messages, two groups' positions, a position gap, two status rows"
-BEFORE=$(snapshot feeders)
-BEFORE_DUMPED=$(snapshot)
+BEFORE=$(e2e_snapshot feeders)
+BEFORE_DUMPED=$(e2e_snapshot)
 POSITIONS_BEFORE=$(db_positions "$GROUP" | awk '{ print $2, $3, "database" }')
 AUDIT_BEFORE=$(db_positions "$AUDIT")
 
@@ -175,13 +138,13 @@ E2E_DSN="host=$PGHOST port=$PGPORT dbname=$E2E_DB user=$E2E_ROLE password=$E2E_P
 is "$(sql "SHOW server_version_num" | cut -c1-2) $(sql "SELECT extversion FROM pg_extension WHERE extname = 'received_orders'")" \
 	"17 $VERSION" "the database lives on Debian 13's PostgreSQL 17, the extension still at $VERSION"
 check "on 17, every order, quarantine row, position, group and gap is as in 15" \
-	compare at17 <(printf '%s\n' "$BEFORE_DUMPED") <(snapshot)
+	compare at17 <(printf '%s\n' "$BEFORE_DUMPED") <(e2e_snapshot)
 
 # --- the feeder resumes on 17
 produce_part $((PRODUCED + 1)) $((PRODUCED + MORE)) || bail "kcat could not produce"
 rm -f "$E2E_TMP/offsets.map"
-run_to_end feeder "$GROUP" "a feeder of \"$GROUP\" on 17 catches up with the topic"
-is "$(start_positions feeder)" "$POSITIONS_BEFORE" \
+e2e_run_to_end feeder "$GROUP" "a feeder of \"$GROUP\" on 17 catches up with the topic"
+is "$(e2e_start_positions feeder)" "$POSITIONS_BEFORE" \
 	"it starts every partition at the database's position from 15"
 check_exact_contents
 is "$(db_positions "$AUDIT")" "$AUDIT_BEFORE" "\"$AUDIT\" keeps its positions"
@@ -197,7 +160,7 @@ EOF
 )" \
 	"$(printf '%s\n' inserted "inserted $(uid 999001)")" \
 	"a repaired quarantined message replays on 17: inserted and recorded"
-AT17=$(snapshot)
+AT17=$(e2e_snapshot)
 # attribute options 17 gives a new table's columns beyond PostgreSQL's own
 FOREIGN=$(psql -X -q -At -d postgres <<-'EOF'
 	CREATE TEMP TABLE ro_probe (a integer);
@@ -242,5 +205,5 @@ chown -R postgres: "$NEW"
 pg_start NEW >&2 || bail "could not start the upgraded 18 cluster"
 is "$(sql "SHOW server_version_num" | cut -c1-2) $(sql "SELECT extversion FROM pg_extension WHERE extname = 'received_orders'")" \
 	"18 $VERSION" "${UPGRADE_POINTS[1]}"
-check "${UPGRADE_POINTS[2]}" compare at18 <(printf '%s\n' "$AT17") <(snapshot)
+check "${UPGRADE_POINTS[2]}" compare at18 <(printf '%s\n' "$AT17") <(e2e_snapshot)
 tap_done

@@ -63,42 +63,6 @@ E2E_TOPIC=orders-pg-upgrade
 GROUP=orders
 AUDIT=audit
 
-# snapshot [feeders] — every row of the extension's tables (and of the
-# status table when asked) and the quarantine sequence, as text, in key
-# order; a failed read prints a line of its own, never an equal snapshot
-snapshot() {
-	psql -X -q -A -t -v ON_ERROR_STOP=1 -d "${SNAPSHOT_DB:-$E2E_DB}" <<-EOF 2>&1 || echo "snapshot: query failed"
-		SET TimeZone = 'UTC';
-		SELECT 'order ' || r::text FROM received_orders.received_orders r ORDER BY order_id;
-		SELECT 'quarantine ' || q::text FROM received_orders.received_orders_quarantine q ORDER BY id;
-		SELECT 'position ' || p::text FROM received_orders.received_orders_positions p
-		 ORDER BY consumer_group, kafka_topic, kafka_partition;
-		SELECT 'group ' || g::text FROM received_orders.received_orders_consumer_groups g ORDER BY consumer_group;
-		SELECT 'replay ' || x::text FROM received_orders.received_orders_replays x ORDER BY quarantine_id;
-		SELECT 'sequence ' || last_value || ' ' || is_called FROM received_orders.received_orders_quarantine_id_seq;
-		${1:+SELECT 'feeder ' || f::text FROM received_orders.received_orders_feeders f ORDER BY 1;}
-	EOF
-}
-
-# start_positions NAME — "PARTITION OFFSET SOURCE" of NAME's start_position lines
-start_positions() {
-	log_events "$1" start_position | awk '{
-		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-		print f["partition"], f["offset"], f["source"]
-	}' | sort -n
-}
-
-# run_to_end NAME GROUP DESCRIPTION — one test point: a feeder of GROUP
-# until the database holds every message of the topic, then stopped
-# (SIGTERM, exit 0); in the suite's own shell, which reaps the feeder
-run_to_end() {
-	local status=0
-	feeder_start "$1" "$E2E_TOPIC" "$2" --batch-size 25 --batch-wait-ms 20
-	db_wait_caught_up "$2" 120 || status=1
-	feeder_stop "$1" || status=1
-	tap_ok "$status" "$3"
-}
-
 # sql_lines — the SQL read from stdin in the suite's database, each
 # statement's rows (unaligned), errors included
 sql_lines() {
@@ -157,16 +121,16 @@ is "$(sql "SHOW server_version_num" | cut -c1-2)" "$FROM" "the database lives on
 VERSION=$(sql "SELECT extversion FROM pg_extension WHERE extname = 'received_orders'")
 
 produce_part 1 $PRODUCED || bail "kcat could not produce"
-run_to_end first "$GROUP" "a feeder of \"$GROUP\" stores the topic in the $FROM cluster"
-run_to_end audit "$AUDIT" "a feeder of \"$AUDIT\" too"
+e2e_run_to_end first "$GROUP" "a feeder of \"$GROUP\" stores the topic in the $FROM cluster"
+e2e_run_to_end audit "$AUDIT" "a feeder of \"$AUDIT\" too"
 is "$(sql "SELECT (SELECT count(*) > 0 FROM received_orders.received_orders) || ' '
                   || (SELECT count(DISTINCT outcome) FROM received_orders.received_orders_quarantine) || ' '
                   || (SELECT count(DISTINCT consumer_group) FROM received_orders.received_orders_positions) || ' '
                   || (SELECT count(DISTINCT consumer_group) FROM received_orders.received_orders_consumer_groups) || ' '
                   || (SELECT count(*) FROM received_orders.received_orders_feeders)")" \
 	"true 2 2 2 2" "15 holds orders, conflicts and rejected messages, positions and groups of two groups, two status rows"
-BEFORE=$(snapshot feeders)
-BEFORE_DUMPED=$(snapshot)
+BEFORE=$(e2e_snapshot feeders)
+BEFORE_DUMPED=$(e2e_snapshot)
 POSITIONS_BEFORE=$(db_positions "$GROUP" | awk '{ print $2, $3, "database" }')
 AUDIT_BEFORE=$(db_positions "$AUDIT")
 
@@ -200,13 +164,13 @@ E2E_DSN="host=$PGHOST port=$PGPORT dbname=$E2E_DB user=$E2E_ROLE password=$E2E_P
 # --- the upgraded cluster
 is "$(sql "SHOW server_version_num" | cut -c1-2) $(sql "SELECT extversion FROM pg_extension WHERE extname = 'received_orders'")" \
 	"$NEW_MAJOR $VERSION" "the database now runs on PostgreSQL $NEW_MAJOR, the extension still at $VERSION"
-AFTER=$(snapshot feeders)
+AFTER=$(e2e_snapshot feeders)
 check "every order, quarantine row, position, group and status row is as in $FROM" \
 	compare upgraded <(printf '%s\n' "$BEFORE") <(printf '%s\n' "$AFTER")
 produce_part $((PRODUCED + 1)) $((PRODUCED + MORE)) || bail "kcat could not produce"
 rm -f "$E2E_TMP/offsets.map"
-run_to_end feeder "$GROUP" "a feeder of \"$GROUP\" on $NEW_MAJOR catches up with the topic"
-is "$(start_positions feeder)" "$POSITIONS_BEFORE" \
+e2e_run_to_end feeder "$GROUP" "a feeder of \"$GROUP\" on $NEW_MAJOR catches up with the topic"
+is "$(e2e_start_positions feeder)" "$POSITIONS_BEFORE" \
 	"it starts every partition at the database's position from before the upgrade"
 check_exact_contents
 is "$(db_positions "$AUDIT")" "$AUDIT_BEFORE" "\"$AUDIT\" keeps its positions"
@@ -230,5 +194,5 @@ check "pg_restore of the $FROM dump into a new database on $NEW_MAJOR" \
 	pg_restore_into ro_pg_upgrade_restored_$$ "$E2E_TMP/dump"
 ro_on_exit "dropdb --if-exists ro_pg_upgrade_restored_$$ >/dev/null 2>&1"
 check "the restored database holds the $FROM database's orders, quarantine, positions and groups" \
-	compare restored <(printf '%s\n' "$BEFORE_DUMPED") <(SNAPSHOT_DB=ro_pg_upgrade_restored_$$ snapshot)
+	compare restored <(printf '%s\n' "$BEFORE_DUMPED") <(SNAPSHOT_DB=ro_pg_upgrade_restored_$$ e2e_snapshot)
 tap_done
