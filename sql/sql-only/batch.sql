@@ -346,9 +346,10 @@ BEGIN
 				;
 			END IF;
 		END LOOP;
-	ELSE
-		ev_values := kafka_values;
 	END IF;
+	-- the other forms' events are the values themselves, read from
+	-- kafka_values where ev_values is NULL (a copy of the array costs more
+	-- than its reading)
 
 	-- the normal path, batch.c's BatchParseAndInsertAll: the checks that
 	-- cannot throw, the parse, the field rules, the INSERT of every valid
@@ -391,7 +392,7 @@ BEGIN
 				                                                  -- lockstep and are not first copied into a
 				                                                  -- tuplestore, as they are in FROM
 				                                                  FROM (SELECT pg_catalog.generate_series(1, n) AS pos,
-				                                                               pg_catalog.unnest(ev_values) AS val,
+				                                                               pg_catalog.unnest(coalesce(ev_values, kafka_values)) AS val,
 				                                                               pg_catalog.unnest(pre_outcome) AS pre,
 				                                                               pg_catalog.unnest(pre_sqlstate) AS pre_s,
 				                                                               pg_catalog.unnest(pre_message) AS pre_m) m
@@ -458,7 +459,7 @@ BEGIN
 		  FROM (SELECT m.pos, m.val IS NULL AS val_null, m.pre,
 --@include batch-precheck
 		               AS rj
-		          FROM unnest(ev_values, pre_outcome, pre_sqlstate, pre_message)
+		          FROM unnest(coalesce(ev_values, kafka_values), pre_outcome, pre_sqlstate, pre_message)
 		               WITH ORDINALITY AS m(val, pre, pre_s, pre_m, pos)) r;
 		st_payload := pg_catalog.array_fill(NULL::jsonb, ARRAY[n]);
 
@@ -486,7 +487,7 @@ BEGIN
 				               AS deep
 				          FROM (SELECT m.pos, m.o IS NULL AS pending,
 				                       CASE WHEN m.o IS NULL THEN pg_catalog.convert_from(m.val, 'UTF8') END AS txt
-				                  FROM unnest(ev_values, st_outcome) WITH ORDINALITY AS m(val, o, pos)
+				                  FROM unnest(coalesce(ev_values, kafka_values), st_outcome) WITH ORDINALITY AS m(val, o, pos)
 				                 WHERE m.pos BETWEEN lo AND hi
 				                OFFSET 0) u
 				        OFFSET 0) t;
@@ -513,7 +514,11 @@ BEGIN
 			END;
 		END LOOP;
 		FOREACH p IN ARRAY slow LOOP
-			val := ev_values[pg_catalog.array_lower(ev_values, 1) + p - 1];
+			IF ev_values IS NOT NULL THEN
+				val := ev_values[pg_catalog.array_lower(ev_values, 1) + p - 1];
+			ELSE
+				val := kafka_values[pg_catalog.array_lower(kafka_values, 1) + p - 1];
+			END IF;
 --@include event-raw
 			IF rj IS NOT NULL THEN
 				st_outcome[p] := 'rejected';
