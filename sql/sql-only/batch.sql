@@ -21,13 +21,15 @@
 -- an element; any other error fails the call.
 --
 -- What the normal path costs (valgrind's instruction count, bench/sql-only's
--- 1,000-event calls, docs/sql-only.md): jsonb_in and the INSERT are about
--- 70 of its 123 million instructions a call, the C extension's whole call
--- 68 million.  It avoids what cost more: PostgreSQL's regex engine on the
--- UUID pattern (4 us a value), an ORDER BY in each aggregate (a sort each),
--- a window over the rows with their payload, set-returning functions in
--- FROM (copied to a tuplestore first), a join the planner may turn into a
--- scan of the whole table.
+-- 1,000-event calls, the plans cached; docs/sql-only.md): 116 million
+-- instructions a call, of which 88 a PL/pgSQL function doing only the
+-- parse and the INSERT costs; the C extension's whole call 66 million.  It
+-- avoids what cost more: PostgreSQL's regex engine on the UUID pattern (4
+-- us a value), an ORDER BY in each aggregate (a sort each), a window over
+-- the rows with their payload, set-returning functions in FROM (copied to
+-- a tuplestore first), a sort of the batch on its topics (text compared in
+-- the database's collation), one lookup per event not inserted, a copy of
+-- the values' array.
 DECLARE
 	max_event_bytes CONSTANT integer := 1048576;
 	n integer;
