@@ -71,7 +71,6 @@ EXCEPTED=$(
 # The files not run: FILE|WHY
 NOT_RUN=$(
 	cat <<-'EOF'
-		18_grant_feeder|23 of its 30 tests hold, then it grants pg_extension.extowner, which is not there
 	EOF
 )
 
@@ -178,7 +177,7 @@ for sql in "$ROOT"/test/pgtap/*.sql; do
 	account "$file" "$WORK/$file.out"
 done
 while IFS='|' read -r file _; do
-	[[ -f $ROOT/test/pgtap/$file.sql ]] || point 1 "$file, named as not run, is a file of test/pgtap"
+	[[ -z $file || -f $ROOT/test/pgtap/$file.sql ]] || point 1 "$file, named as not run, is a file of test/pgtap"
 done <<<"$NOT_RUN"
 
 tap_plan "${#RESULTS[@]}"
