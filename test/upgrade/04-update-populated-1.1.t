@@ -101,14 +101,6 @@ consume_both() {
 	consume_1_1 "$GROUP" "$GROUP_A_END" >/dev/null && consume_1_1 "$AUDIT" "$AUDIT_END" >/dev/null
 }
 
-# start_positions NAME — "PARTITION OFFSET SOURCE" of NAME's start_position lines
-start_positions() {
-	log_events "$1" start_position | awk '{
-		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-		print f["partition"], f["offset"], f["source"]
-	}' | sort -n
-}
-
 # reports_running — the feeder's member row: running, healthy, at the
 # default report interval
 reports_running() {
@@ -228,7 +220,7 @@ rm -f "$E2E_TMP/offsets.map" # check_below_committed and others read it fresh
 feeder_start feeder "$E2E_TOPIC" "$GROUP" --batch-size 20 --batch-wait-ms 20
 check "the feeder reports itself: running and healthy" ro_wait_until 60 reports_running
 check "the database catches up with the topic" db_wait_caught_up "$GROUP" 120
-is "$(start_positions feeder)" "$(printf '%s\n' "0 $GROUP_A_END database" "1 $GROUP_A_END database")" \
+is "$(e2e_start_positions feeder)" "$(printf '%s\n' "0 $GROUP_A_END database" "1 $GROUP_A_END database")" \
 	"it starts each partition at the group's 1.1 position (source=database)"
 check_exact_contents
 is "$(sql "SELECT report_interval || ' ' || (version IS NOT NULL) || ' ' || (host IS NOT NULL)
