@@ -13,6 +13,8 @@ set -euo pipefail
 
 # shellcheck source=test/lib/pg.sh
 . "$(dirname "$0")/../lib/pg.sh"
+# shellcheck source=test/sql-only/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd -P)
 ROOT=$(cd "$HERE/../.." && pwd -P)
@@ -51,16 +53,11 @@ contents() {
 
 tap_plan 8
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-dump.XXXXXX")
-ro_on_exit "rm -rf -- '$WORK'"
-chmod 755 "$WORK"
+sql_only_work dump
 "$ROOT/tools/build-sql-only" "$WORK/build" || tap_bail "tools/build-sql-only failed"
 chmod -R a+rX "$WORK"
 
-# shellcheck disable=SC2034 # set by pg_start through its name
-CLUSTER=
-pg_start CLUSTER >&2 || tap_bail "could not start PostgreSQL"
-pg_psql -d postgres -c "CREATE ROLE $ADMIN LOGIN NOSUPERUSER CREATEROLE CREATEDB" >&2
+sql_only_cluster
 createdb -U "$ADMIN" "$SRC"
 tap_cmd "the admin role installs the SQL-only flavour" \
 	pg_psql -U "$ADMIN" -d "$SRC" -f "$WORK/build/received_orders.sql"

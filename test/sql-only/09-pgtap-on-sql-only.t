@@ -17,6 +17,8 @@ set -uo pipefail
 
 # shellcheck source=test/lib/pg.sh
 . "$(dirname "$0")/../lib/pg.sh"
+# shellcheck source=test/sql-only/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 ADMIN=ro_pgtap_cloud_admin
@@ -137,9 +139,7 @@ account() {
 
 EXCEPTED_WHY=$(sed -e "s/|EXT\$/|$NO_EXTENSION/" -e "s/|GUC\$/|$NO_GUC/" <<<"$EXCEPTED")
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-pgtap.XXXXXX")
-ro_on_exit "[[ ${RO_KEEP_TMP:-0} == 1 ]] || rm -rf -- '$WORK'"
-chmod 755 "$WORK"
+sql_only_work pgtap
 
 if ! out=$("$ROOT/tools/build-sql-only" "$WORK/build" 2>&1); then
 	tap_plan 1
@@ -149,11 +149,7 @@ if ! out=$("$ROOT/tools/build-sql-only" "$WORK/build" 2>&1); then
 fi
 chmod -R a+rX "$WORK"
 
-# shellcheck disable=SC2034 # set by pg_start through its name
-CLUSTER=
-pg_start CLUSTER >&2 || tap_bail "could not start PostgreSQL"
-pg_psql -d postgres -c "CREATE ROLE $ADMIN LOGIN NOSUPERUSER CREATEROLE CREATEDB" >&2 ||
-	tap_bail "could not create the admin role"
+sql_only_cluster
 
 files=0
 for sql in "$ROOT"/test/pgtap/*.sql; do

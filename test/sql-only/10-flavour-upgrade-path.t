@@ -34,6 +34,8 @@ set -euo pipefail
 
 # shellcheck source=test/lib/pg.sh
 . "$(dirname "$0")/../lib/pg.sh"
+# shellcheck source=test/sql-only/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd -P)
 ROOT=$(cd "$HERE/../.." && pwd -P)
@@ -86,9 +88,7 @@ rows() {
 
 tap_plan 24
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-upgrade.XXXXXX")
-ro_on_exit "[[ ${RO_KEEP_TMP:-0} == 1 ]] || rm -rf -- '$WORK'"
-chmod 755 "$WORK"
+sql_only_work upgrade
 
 # the scratch tree: HEAD's files, this work tree's sources of the flavour
 # over them, a made-up NEXT
@@ -177,10 +177,7 @@ tap_like "$out" "^[^ ]*/build-sql-only: no update script leads from $NEXT toward
 	"tools/build-sql-only refuses a default_version that no chain of update scripts reaches"
 chmod -R a+rX "$WORK"
 
-# shellcheck disable=SC2034 # set by pg_start through its name
-CLUSTER=
-pg_start CLUSTER >&2 || tap_bail "could not start PostgreSQL"
-pg_psql -d postgres -c "CREATE ROLE $ADMIN LOGIN NOSUPERUSER CREATEROLE CREATEDB" >&2
+sql_only_cluster
 
 for db in "$UPDATED_DB" "$OTHER_DB"; do
 	pg_psql -U "$ADMIN" -d postgres -c "CREATE DATABASE $db" >&2

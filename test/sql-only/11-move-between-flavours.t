@@ -26,6 +26,8 @@ set -euo pipefail
 
 # shellcheck source=test/lib/pg.sh
 . "$(dirname "$0")/../lib/pg.sh"
+# shellcheck source=test/sql-only/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd -P)
 ROOT=$(cd "$HERE/../.." && pwd -P)
@@ -97,17 +99,12 @@ flavour() {
 
 tap_plan 32
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-move.XXXXXX")
-ro_on_exit "rm -rf -- '$WORK'"
-chmod 755 "$WORK"
+sql_only_work move
 "$ROOT/tools/build-sql-only" "$WORK/build" || tap_bail "tools/build-sql-only failed"
 chmod -R a+rX "$WORK"
 SCRIPT=$WORK/build/received_orders.sql
 
-# shellcheck disable=SC2034 # set by pg_start through its name
-CLUSTER=
-pg_start CLUSTER >&2 || tap_bail "could not start PostgreSQL"
-pg_psql -d postgres -c "CREATE ROLE $ADMIN LOGIN NOSUPERUSER CREATEROLE CREATEDB" >&2
+sql_only_cluster
 createdb -U "$ADMIN" "$DB"
 createdb -U "$ADMIN" "$FRESH"
 createdb "$FRESH_C"

@@ -21,6 +21,8 @@ set -euo pipefail
 
 # shellcheck source=test/lib/pg.sh
 . "$(dirname "$0")/../lib/pg.sh"
+# shellcheck source=test/sql-only/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 HERE=$(cd "$(dirname "$0")" && pwd -P)
 ROOT=$(cd "$HERE/../.." && pwd -P)
@@ -67,19 +69,14 @@ input() {
 
 tap_plan 7
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-order.XXXXXX")
-ro_on_exit "rm -rf -- '$WORK'"
-chmod 755 "$WORK"
+sql_only_work order
 "$ROOT/tools/build-sql-only" "$WORK/build" || tap_bail "tools/build-sql-only failed"
 grep -qF "$GUARD" "$WORK/build/received_orders.sql" || tap_bail "the position check is not in the flavour: update GUARD"
 sed "s/$(printf '%s' "$GUARD" | sed 's/[][\\.*^$/]/\\&/g')/IF false THEN/" \
 	"$WORK/build/received_orders.sql" >"$WORK/unguarded.sql"
 chmod -R a+rX "$WORK"
 
-# shellcheck disable=SC2034 # set by pg_start through its name
-CLUSTER=
-pg_start CLUSTER >&2 || tap_bail "could not start PostgreSQL"
-pg_psql -d postgres -c "CREATE ROLE $ADMIN LOGIN NOSUPERUSER CREATEROLE CREATEDB" >&2
+sql_only_cluster
 pg_createdb ro_order_c received_orders >&2
 createdb -U "$ADMIN" ro_order_sql
 createdb -U "$ADMIN" ro_order_unguarded

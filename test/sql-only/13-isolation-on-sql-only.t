@@ -16,6 +16,8 @@ set -uo pipefail
 
 # shellcheck source=test/lib/pg.sh
 . "$(dirname "$0")/../lib/pg.sh"
+# shellcheck source=test/sql-only/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 ADMIN=ro_iso_cloud_admin
@@ -54,9 +56,7 @@ for spec in "$ROOT"/test/isolation/specs/*.spec; do
 done
 tap_plan $((${#SPECS[@]} + 2))
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/ro-sql-only-iso.XXXXXX")
-ro_on_exit "rm -rf -- '$WORK'"
-chmod 755 "$WORK"
+sql_only_work iso
 "$ROOT/tools/build-sql-only" "$WORK/build" || tap_bail "tools/build-sql-only failed"
 python3 - "$WORK/build/received_orders.sql" "$WORK/input-order.sql" "$INSERT_ORDER" <<-'EOF' ||
 	import sys
@@ -69,11 +69,7 @@ python3 - "$WORK/build/received_orders.sql" "$WORK/input-order.sql" "$INSERT_ORD
 	tap_bail "could not make the copy that inserts in input order"
 chmod -R a+rX "$WORK"
 
-# shellcheck disable=SC2034 # set by pg_start through its name
-CLUSTER=
-pg_start CLUSTER >&2 || tap_bail "could not start PostgreSQL"
-pg_psql -d postgres -c "CREATE ROLE $ADMIN LOGIN NOSUPERUSER CREATEROLE CREATEDB" >&2 ||
-	tap_bail "could not create the admin role"
+sql_only_cluster
 install ro_iso_sql "$WORK/build/received_orders.sql" || tap_bail "the admin role could not install the flavour"
 
 isolation ro_iso_sql "$WORK/flavour" "${SPECS[@]}"
