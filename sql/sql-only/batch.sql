@@ -615,20 +615,19 @@ BEGIN
 		END LOOP;
 
 		-- each element's outcome, as the fast statement gives it
-		SELECT pg_catalog.array_agg(coalesce(s.st_o, CASE WHEN c.inserted THEN 'inserted' ELSE c.o END) ORDER BY s.pos),
-		       pg_catalog.array_agg(coalesce(s.st_s, c.code) ORDER BY s.pos),
-		       pg_catalog.array_agg(coalesce(s.st_m, c.msg) ORDER BY s.pos),
-		       pg_catalog.array_agg(c.id ORDER BY s.pos),
-		       coalesce(pg_catalog.array_agg(s.pos ORDER BY s.pos)
-		                FILTER (WHERE s.st_o IS NULL AND NOT c.inserted AND c.o IS NULL), '{}'),
-		       coalesce(pg_catalog.array_agg(c.id ORDER BY s.pos)
-		                FILTER (WHERE s.st_o IS NULL AND NOT c.inserted AND c.o IS NULL), '{}'),
-		       coalesce(pg_catalog.array_agg(c.ref ORDER BY s.pos)
-		                FILTER (WHERE s.st_o IS NULL AND NOT c.inserted AND c.o IS NULL), '{}')
+		SELECT pg_catalog.array_agg(coalesce(x.st_o, CASE WHEN x.inserted THEN 'inserted' ELSE x.o END) ORDER BY x.pos),
+		       pg_catalog.array_agg(coalesce(x.st_s, x.code) ORDER BY x.pos),
+		       pg_catalog.array_agg(coalesce(x.st_m, x.msg) ORDER BY x.pos),
+		       pg_catalog.array_agg(x.id ORDER BY x.pos),
+		       coalesce(pg_catalog.array_agg(x.pos ORDER BY x.pos) FILTER (WHERE x.pending), '{}'),
+		       coalesce(pg_catalog.array_agg(x.id ORDER BY x.pos) FILTER (WHERE x.pending), '{}'),
+		       coalesce(pg_catalog.array_agg(x.ref ORDER BY x.pos) FILTER (WHERE x.pending), '{}')
 		  INTO st_outcome, st_sqlstate, st_message, st_order_id, pend_pos, pend_id, pend_ref
-		  FROM unnest(st_outcome, st_sqlstate, st_message) WITH ORDINALITY AS s(st_o, st_s, st_m, pos)
-		  LEFT JOIN unnest(cand_pos, cand_id, cand_ref, cand_inserted, cand_outcome, cand_sqlstate, cand_message)
-		       AS c(pos, id, ref, inserted, o, code, msg) ON c.pos = s.pos;
+		  FROM (SELECT s.pos, s.st_o, s.st_s, s.st_m, c.id, c.ref, c.inserted, c.o, c.code, c.msg,
+		               s.st_o IS NULL AND NOT c.inserted AND c.o IS NULL AS pending
+		          FROM unnest(st_outcome, st_sqlstate, st_message) WITH ORDINALITY AS s(st_o, st_s, st_m, pos)
+		          LEFT JOIN unnest(cand_pos, cand_id, cand_ref, cand_inserted, cand_outcome, cand_sqlstate, cand_message)
+		               AS c(pos, id, ref, inserted, o, code, msg) ON c.pos = s.pos) x;
 	END IF;
 
 	-- outcome.c's RoOutcomeResolveNotInserted: the stored references of
