@@ -45,6 +45,13 @@
 #                              of the machine B s" (B: every process,
 #                              ours included): what tells a slow run
 #                              from a fast one besides our own code
+#   bench_sql_only_db DB DIR   database DB of the current cluster holding
+#                              the SQL-only flavour as a managed service
+#                              installs it: tools/build-sql-only into DIR,
+#                              then the role ro_bench_cloud_admin (LOGIN
+#                              NOSUPERUSER CREATEROLE CREATEDB, made when
+#                              missing) creates DB and runs the psql script;
+#                              dies when a step fails
 
 # bench_rate N START END — N / (END - START), rounded
 bench_rate() {
@@ -72,6 +79,19 @@ bench_case() {
 		BENCH_CASE_BIN=${BENCH_CASE_NAME#*@}
 		BENCH_CASE_NAME=${BENCH_CASE_NAME%%@*}
 	fi
+}
+
+# bench_sql_only_db DB DIR — see the header
+bench_sql_only_db() {
+	"$RO_ROOT/tools/build-sql-only" "$2" >/dev/null || ro_die "tools/build-sql-only failed"
+	chmod -R a+rX "$2"
+	pg_psql -d postgres >/dev/null <<-'EOF' || ro_die "could not create the admin role ro_bench_cloud_admin"
+		SELECT 'CREATE ROLE ro_bench_cloud_admin LOGIN NOSUPERUSER CREATEROLE CREATEDB'
+		 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'ro_bench_cloud_admin') \gexec
+	EOF
+	createdb -U ro_bench_cloud_admin "$1" || ro_die "the admin role could not create $1"
+	pg_psql -U ro_bench_cloud_admin -d "$1" -f "$2/received_orders.sql" >/dev/null ||
+		ro_die "the SQL-only flavour did not install into $1"
 }
 
 # bench_commit_ts_db DIRVAR DB — a throwaway PostgreSQL cluster (pg_start,
