@@ -12,7 +12,7 @@
 -- Roles and schema are created inside the transaction and rolled back.
 
 BEGIN;
-SELECT plan(54);
+SELECT plan(55);
 
 -- Roles: the feeder (USAGE + EXECUTE only) and a stranger (USAGE, no EXECUTE).
 CREATE ROLE ro_test_feeder NOLOGIN;
@@ -43,22 +43,22 @@ SELECT is_definer('received_orders', 'forget_consumer_positions', ARRAY['text', 
 
 SELECT is(
 	(SELECT proconfig FROM pg_catalog.pg_proc WHERE oid = 'received_orders.materialize_order(jsonb)'::regprocedure),
-	'{"search_path=pg_catalog, pg_temp"}'::text[],
-	'materialize_order pins search_path = pg_catalog, pg_temp');
+	'{"search_path=pg_catalog, pg_temp","plan_cache_mode=force_generic_plan"}'::text[],
+	'materialize_order pins search_path = pg_catalog, pg_temp and plans generically from its first call');
 SELECT is(
 	(SELECT proconfig FROM pg_catalog.pg_proc
 	  WHERE oid = 'received_orders.materialize_orders(bytea[], text[], integer[], bigint[], bytea[])'::regprocedure),
-	'{"search_path=pg_catalog, pg_temp"}'::text[],
-	'materialize_orders pins search_path = pg_catalog, pg_temp');
+	'{"search_path=pg_catalog, pg_temp","plan_cache_mode=force_generic_plan"}'::text[],
+	'materialize_orders pins search_path = pg_catalog, pg_temp and plans generically from its first call');
 SELECT is(
 	(SELECT proconfig FROM pg_catalog.pg_proc WHERE oid = 'received_orders.replay_quarantined(bigint)'::regprocedure),
-	'{"search_path=pg_catalog, pg_temp"}'::text[],
-	'replay_quarantined pins search_path = pg_catalog, pg_temp');
+	'{"search_path=pg_catalog, pg_temp","plan_cache_mode=force_generic_plan"}'::text[],
+	'replay_quarantined pins search_path = pg_catalog, pg_temp and plans generically from its first call');
 SELECT is(
 	(SELECT proconfig FROM pg_catalog.pg_proc
 	  WHERE oid = 'received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[])'::regprocedure),
-	'{"search_path=pg_catalog, pg_temp"}'::text[],
-	'materialize_orders (group overload) pins search_path = pg_catalog, pg_temp');
+	'{"search_path=pg_catalog, pg_temp","plan_cache_mode=force_generic_plan"}'::text[],
+	'materialize_orders (group overload) pins search_path = pg_catalog, pg_temp and plans generically from its first call');
 SELECT is(
 	(SELECT proconfig FROM pg_catalog.pg_proc WHERE oid = 'received_orders.consumer_positions(text)'::regprocedure),
 	'{"search_path=pg_catalog, pg_temp"}'::text[],
@@ -83,8 +83,21 @@ SELECT is_empty(
 	   WHERE p.pronamespace = 'received_orders'::regnamespace
 	     AND (p.prosecdef IS DISTINCT FROM (p.oid NOT IN ('received_orders.grant_feeder(regrole)'::regprocedure,
 	                                                      'received_orders.revoke_feeder(regrole)'::regprocedure))
-	          OR p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'::text[])$$,
+	          OR pg_catalog.array_remove(p.proconfig, 'plan_cache_mode=force_generic_plan')
+	             IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'::text[])$$,
 	'every function of schema received_orders pins search_path and is SECURITY DEFINER, but grant_feeder and revoke_feeder, whose GRANTs are the caller''s own');
+SELECT set_eq(
+	$$SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
+	   WHERE p.pronamespace = 'received_orders'::regnamespace
+	     AND 'plan_cache_mode=force_generic_plan' = ANY (p.proconfig)$$,
+	ARRAY['received_orders.materialize_order(jsonb)',
+	      'received_orders.materialize_orders(bytea[],text[],integer[],bigint[],bytea[])',
+	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[])',
+	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[])',
+	      'received_orders.materialize_orders(text,bytea[],text[],integer[],bigint[],bytea[],text,text,text,bytea[],bytea[],bytea[],integer[],text[],uuid[])',
+	      'received_orders.replay_quarantined(bigint)',
+	      'received_orders.check_consumer_group(text,text)'],
+	'the seven functions of the C library (and their SQL-only twins) plan generically from their first call, and only they');
 
 -- Privileges as catalogued --------------------------------------------------------
 

@@ -202,7 +202,8 @@ SELECT is_empty(
 	'every new function is SECURITY DEFINER');
 SELECT is_empty(
 	$$SELECT f.name FROM pg_temp.new_functions f JOIN pg_catalog.pg_proc p ON p.oid = f.sig
-	   WHERE p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'::text[]$$,
+	   WHERE pg_catalog.array_remove(p.proconfig, 'plan_cache_mode=force_generic_plan')
+	         IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'::text[]$$,
 	'every new function pins search_path = pg_catalog, pg_temp');
 SELECT is_empty(
 	$$SELECT f.name FROM pg_temp.new_functions f

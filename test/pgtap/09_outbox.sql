@@ -328,7 +328,8 @@ SELECT is((SELECT prosecdef FROM pg_proc WHERE oid =
 	true, 'the outbox form is SECURITY DEFINER');
 SELECT is((SELECT proconfig FROM pg_proc WHERE oid =
 	'received_orders.materialize_orders(text, bytea[], text[], integer[], bigint[], bytea[], text, text, text, bytea[], bytea[])'::regprocedure),
-	ARRAY['search_path=pg_catalog, pg_temp'], 'with a pinned search_path');
+	ARRAY['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_generic_plan'],
+	'with a pinned search_path, planning generically from its first call');
 SELECT throws_ok($$INSERT INTO received_orders.received_orders_quarantine
 		(kafka_topic, kafka_partition, kafka_offset, raw_value, outcome, sqlstate, reason, message_digest, envelope)
 		VALUES ('x', 0, 0, '\x00', 'rejected', '22023', 'r', sha256('x'), 'avro')$$,

@@ -86,7 +86,8 @@ SELECT is_empty(
 	                   'received_orders.consumer_positions(text, text)'::regprocedure,
 	                   'received_orders.set_consumer_group_owner(text, name)'::regprocedure)
 	     AND (NOT p.prosecdef
-	          OR p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'::text[]
+	          OR pg_catalog.array_remove(p.proconfig, 'plan_cache_mode=force_generic_plan')
+	             IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'::text[]
 	          OR pg_catalog.has_function_privilege('public', p.oid, 'EXECUTE'))$$,
 	'the three new functions are SECURITY DEFINER, pin search_path, and PUBLIC cannot EXECUTE them');
 

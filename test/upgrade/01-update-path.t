@@ -313,15 +313,16 @@ missing_objects() {
 }
 
 # insecure_functions DB — one line per extension function that is not
-# SECURITY DEFINER with search_path pinned to pg_catalog, pg_temp, or that
-# PUBLIC may execute; empty if none.  grant_feeder and revoke_feeder are the
+# SECURITY DEFINER with search_path pinned to pg_catalog, pg_temp (and no
+# other setting but plan_cache_mode, which the batch functions set from
+# 1.4), or that PUBLIC may execute; empty if none.  grant_feeder and revoke_feeder are the
 # exceptions: their GRANTs must be the caller's, so they must NOT be
 # SECURITY DEFINER
 insecure_functions() {
 	problems "$1" <<<"SELECT p.oid::regprocedure::text || ': ' || concat_ws(', ',
 			CASE WHEN p.prosecdef AND p.oid = ANY (invoker.f) THEN 'SECURITY DEFINER'
 			     WHEN NOT p.prosecdef AND p.oid <> ALL (invoker.f) THEN 'not SECURITY DEFINER' END,
-			CASE WHEN p.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']
+			CASE WHEN array_remove(p.proconfig, 'plan_cache_mode=force_generic_plan') IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']
 			     THEN 'search_path ' || coalesce(array_to_string(p.proconfig, ' '), 'not set') END,
 			CASE WHEN has_function_privilege('public', p.oid, 'EXECUTE') THEN 'PUBLIC may execute' END)
 		FROM pg_proc p,
@@ -329,7 +330,7 @@ insecure_functions() {
 		                                to_regprocedure('received_orders.revoke_feeder(regrole)')]::oid[], NULL) AS f) invoker
 		WHERE p.pronamespace = 'received_orders'::regnamespace
 		  AND (p.prosecdef = (p.oid = ANY (invoker.f))
-		       OR p.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']
+		       OR array_remove(p.proconfig, 'plan_cache_mode=force_generic_plan') IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']
 		       OR has_function_privilege('public', p.oid, 'EXECUTE'))
 		ORDER BY 1"
 }
