@@ -31,12 +31,26 @@ static bool StoreQuarantineHasDigest(void);
  */
 #define STORE_INSERT_CHUNK 1000
 
-/* One kept SPI plan: its text, its parameter types and the plan itself. */
+/*
+ * One kept SPI plan: its text, its parameter types and the plan itself.
+ *
+ * A plan is kept for the session and, the functions calling it setting
+ * plan_cache_mode = force_generic_plan (1.3--1.4), made once, generic, for
+ * the table sizes of that moment.  A statement whose best plan depends on
+ * how many rows a table holds is planned on every call instead (each_call,
+ * SPI_execute_with_args): the lookups of stored orders by order_id.  Kept,
+ * a plan made while received_orders was nearly empty (a new installation,
+ * TRUNCATE, VACUUM of an empty table) scans the whole table and compares
+ * every row with every id of the batch, until an ANALYZE of the table
+ * invalidates it: bench/feeder's 300,000 events on 24 partitions took three
+ * times the CPU per event that way (test/sql-only/14).
+ */
 typedef struct StorePlan
 {
 	const char *sql;
 	int			nargs;
 	Oid			argtypes[14];
+	bool		each_call;
 	SPIPlanPtr	plan;
 } StorePlan;
 
@@ -87,13 +101,13 @@ static StorePlan insert_many_framed_plan = {
 static StorePlan lookup_one_plan = {
 	"SELECT external_reference FROM " RO_SCHEMA ".received_orders"
 	" WHERE order_id OPERATOR(pg_catalog.=) $1",
-	1, {UUIDOID}
+	1, {UUIDOID}, true
 };
 
 static StorePlan lookup_many_plan = {
 	"SELECT order_id, external_reference FROM " RO_SCHEMA ".received_orders"
 	" WHERE order_id OPERATOR(pg_catalog.=) ANY ($1)",
-	1, {UUIDARRAYOID}
+	1, {UUIDARRAYOID}, true
 };
 
 /*
@@ -299,13 +313,23 @@ static int	StoreFindFirst(pg_uuid_t *const *uuids, int count,
 
 /*
  * StoreExecute
- *		Run a kept plan (preparing it on first use) and check its result code.
+ *		Run a kept plan (preparing it on first use), or plan an each_call
+ *		statement for this call, and check its result code.
  */
 static int
 StoreExecute(StorePlan *plan, Datum *values, const char *nulls, int expected)
 {
 	int			rc;
 
+	if (plan->each_call)
+	{
+		rc = SPI_execute_with_args(plan->sql, plan->nargs, plan->argtypes,
+								   values, nulls, false, 0);
+		if (rc != expected)
+			elog(ERROR, "SPI_execute_with_args returned %s for \"%s\"",
+				 SPI_result_code_string(rc), plan->sql);
+		return rc;
+	}
 	if (plan->plan == NULL)
 	{
 		SPIPlanPtr	prepared;

@@ -633,20 +633,24 @@ BEGIN
 	-- outcome.c's RoOutcomeResolveNotInserted: the stored references of
 	-- the valid events not inserted, in order_id order, in one statement
 	-- (a new snapshot: it sees the row of a concurrent batch that ON
-	-- CONFLICT waited for); those still without an outcome are duplicates
+	-- CONFLICT waited for); those still without an outcome are duplicates.
+	-- Planned on every call (EXECUTE), as store.c's lookup_many_plan: the
+	-- function's plans are generic and kept (plan_cache_mode), and one
+	-- made while received_orders was nearly empty would scan the whole
+	-- table, comparing every row with every id, however large it grew
 	IF pg_catalog.cardinality(pend_pos) > 0 THEN
-	FOR conflict IN
-		SELECT s.pos, s.id, s.ref, r.external_reference AS stored, r.order_id IS NULL AS missing
-		  FROM unnest(pend_pos, pend_id, pend_ref) AS s(pos, id, ref)
-		  -- one index scan for them all, as store.c's lookup_many_plan
-		  -- (= ANY of the ids; not a join the planner may turn into a scan
-		  -- of the whole table)
+	FOR conflict IN EXECUTE
+		$lookup$SELECT s.pos, s.id, s.ref, r.external_reference AS stored, r.order_id IS NULL AS missing
+		  FROM unnest($1, $2, $3) AS s(pos, id, ref)
+		  -- one index scan for them all (= ANY of the ids; not a join the
+		  -- planner may turn into a scan of the whole table)
 		  LEFT JOIN (SELECT t.order_id, t.external_reference
 		               FROM received_orders.received_orders t
-		              WHERE t.order_id = ANY (pend_id)
-		             OFFSET 0) r ON r.order_id = s.id
-		 WHERE r.order_id IS NULL OR r.external_reference <> s.ref COLLATE "C"
-		 ORDER BY s.id, s.pos
+		              WHERE t.order_id OPERATOR(pg_catalog.=) ANY ($2)
+		             OFFSET 0) r ON r.order_id OPERATOR(pg_catalog.=) s.id
+		 WHERE r.order_id IS NULL OR r.external_reference OPERATOR(pg_catalog.<>) s.ref COLLATE "C"
+		 ORDER BY s.id, s.pos$lookup$
+		USING pend_pos, pend_id, pend_ref
 	LOOP
 		IF conflict.missing THEN
 			not_stored := conflict.id;
