@@ -24,8 +24,6 @@ set -euo pipefail
 # shellcheck source=test/sql-only/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-HERE=$(cd "$(dirname "$0")" && pwd -P)
-ROOT=$(cd "$HERE/../.." && pwd -P)
 ADMIN=ro_cloud_admin
 EVENTS=20000
 GUARD="IF st_pos IS DISTINCT FROM ARRAY(SELECT pg_catalog.generate_series(1, n)) THEN"
@@ -70,7 +68,7 @@ input() {
 tap_plan 7
 
 sql_only_work order
-"$ROOT/tools/build-sql-only" "$WORK/build" || tap_bail "tools/build-sql-only failed"
+"$RO_ROOT/tools/build-sql-only" "$WORK/build" || tap_bail "tools/build-sql-only failed"
 grep -qF "$GUARD" "$WORK/build/received_orders.sql" || tap_bail "the position check is not in the flavour: update GUARD"
 sed "s/$(printf '%s' "$GUARD" | sed 's/[][\\.*^$/]/\\&/g')/IF false THEN/" \
 	"$WORK/build/received_orders.sql" >"$WORK/unguarded.sql"

@@ -19,7 +19,6 @@ set -uo pipefail
 # shellcheck source=test/sql-only/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 ADMIN=ro_iso_cloud_admin
 INSERT_ORDER=$'				 ORDER BY f.id, f.pos\n				ON CONFLICT (order_id) DO NOTHING'
 
@@ -32,7 +31,7 @@ isolation() {
 	chmod 777 "$out"
 	"$(pg_bindir)/pg_config" --pkglibdir >/dev/null || return 1
 	"$("$(pg_bindir)/pg_config" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress" \
-		--inputdir="$ROOT/test/isolation" --outputdir="$out" --bindir="$(pg_bindir)" \
+		--inputdir="$RO_ROOT/test/isolation" --outputdir="$out" --bindir="$(pg_bindir)" \
 		--host="$PGHOST" --port="$PGPORT" --user="$PGUSER" --use-existing --dbname="$db" "$@" >"$out.out" 2>&1
 }
 
@@ -51,13 +50,13 @@ install() {
 }
 
 SPECS=()
-for spec in "$ROOT"/test/isolation/specs/*.spec; do
+for spec in "$RO_ROOT"/test/isolation/specs/*.spec; do
 	SPECS+=("$(basename "$spec" .spec)")
 done
 tap_plan $((${#SPECS[@]} + 2))
 
 sql_only_work iso
-"$ROOT/tools/build-sql-only" "$WORK/build" || tap_bail "tools/build-sql-only failed"
+"$RO_ROOT/tools/build-sql-only" "$WORK/build" || tap_bail "tools/build-sql-only failed"
 python3 - "$WORK/build/received_orders.sql" "$WORK/input-order.sql" "$INSERT_ORDER" <<-'EOF' ||
 	import sys
 	src, dst, old = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -28,8 +28,6 @@ set -euo pipefail
 # shellcheck source=test/sql-only/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-HERE=$(cd "$(dirname "$0")" && pwd -P)
-ROOT=$(cd "$HERE/../.." && pwd -P)
 ADMIN=ro_cloud_admin
 
 # session DB — one session: the table emptied and analyzed, a first call
@@ -96,7 +94,7 @@ rows() {
 tap_plan 8
 
 sql_only_work lookup
-"$ROOT/tools/build-sql-only" "$WORK/build" || tap_bail "tools/build-sql-only failed"
+"$RO_ROOT/tools/build-sql-only" "$WORK/build" || tap_bail "tools/build-sql-only failed"
 grep -q 'FOR conflict IN EXECUTE$' "$WORK/build/received_orders.sql" ||
 	tap_bail "the flavour's lookup is not a FOR conflict IN EXECUTE: update this test"
 # the negative control: the lookup a statement of the function again
