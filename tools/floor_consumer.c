@@ -88,21 +88,27 @@ floor_rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
  * floor_occurred_ms
  *		The event's occurredAt ("YYYY-MM-DDTHH:MM:SS.mmmZ", as
  *		ro-generate-events writes it) in milliseconds since the epoch, or
- *		-1 when the value holds none.
+ *		-1 when the value holds none.  The event may be the value itself or
+ *		a JSON string inside it (--envelope debezium and connect-record),
+ *		where the field's quotes are escaped.
  */
 static double
 floor_occurred_ms(const char *value, size_t len)
 {
 	static const char key[] = "\"occurredAt\":\"";
+	static const char escaped[] = "\\\"occurredAt\\\":\\\"";
 	const char *p = memmem(value, len, key, sizeof(key) - 1);
 	char		text[32];
 	struct tm	tm;
 	int			ms;
 	char	   *rest;
 
-	if (p == NULL)
+	if (p != NULL)
+		p += sizeof(key) - 1;
+	else if ((p = memmem(value, len, escaped, sizeof(escaped) - 1)) != NULL)
+		p += sizeof(escaped) - 1;
+	else
 		return -1;
-	p += sizeof(key) - 1;
 	if ((size_t) (value + len - p) < 24)
 		return -1;
 	memcpy(text, p, 24);

@@ -349,7 +349,8 @@ gen_new_order(gen_run *run, const char *order_id)
  *		Decide message m's order and render its key and value; *value_len
  *		is -1 for a tombstone (NULL value).
  */
-static long gen_debezium_wrap(char *value, long len);
+static long gen_wrap(gen_envelope envelope, const gen_order *order,
+					 char *value, long len);
 
 static void
 gen_build(gen_run *run, gen_message *m, char *value, long *value_len,
@@ -391,44 +392,79 @@ gen_build(gen_run *run, gen_message *m, char *value, long *value_len,
 	{
 		*value_len = (long) gen_event_render(&run->orders[m->order], value,
 											 GEN_EVENT_MAX);
-		if (run->opts.debezium)
-			*value_len = gen_debezium_wrap(value, *value_len);
+		if (run->opts.envelope != GEN_ENVELOPE_PLAIN)
+			*value_len = gen_wrap(run->opts.envelope, &run->orders[m->order],
+								  value, *value_len);
 	}
 }
 
 /*
- * gen_debezium_wrap
- *		Rewrite an event as Debezium's outbox event router publishes a text
- *		payload column through Kafka Connect's JsonConverter with
- *		schemas.enable=true: a JSON string holding the event, under the
- *		schema wrapper.  value has room for GEN_VALUE_MAX bytes.
+ * gen_json_escape
+ *		Append len bytes of in to out as the inside of a JSON string; returns
+ *		the bytes written (at most 6 per byte).
  */
 static long
-gen_debezium_wrap(char *value, long len)
+gen_json_escape(char *out, const char *in, long len)
 {
-	static const char head[] = "{\"schema\":{\"type\":\"string\",\"optional\":true},\"payload\":\"";
-	static char event[GEN_EVENT_MAX];
 	long		n = 0;
 	long		i;
 
-	memcpy(event, value, (size_t) len);
-	memcpy(value, head, sizeof(head) - 1);
-	n = sizeof(head) - 1;
 	for (i = 0; i < len; i++)
 	{
-		unsigned char c = (unsigned char) event[i];
+		unsigned char c = (unsigned char) in[i];
 
 		if (c == '"' || c == '\\')
 		{
-			value[n++] = '\\';
-			value[n++] = (char) c;
+			out[n++] = '\\';
+			out[n++] = (char) c;
 		}
 		else if (c < 0x20)
-			n += snprintf(value + n, 7, "\\u%04x", c);
+			n += snprintf(out + n, 7, "\\u%04x", c);
 		else
-			value[n++] = (char) c;
+			out[n++] = (char) c;
 	}
+	return n;
+}
+
+/*
+ * gen_wrap
+ *		Rewrite an event in --envelope's wrapper; value has room for
+ *		GEN_VALUE_MAX bytes.
+ *
+ *		debezium: as Debezium's outbox event router publishes a text payload
+ *		column through Kafka Connect's JsonConverter with schemas.enable=true,
+ *		a JSON string holding the event under the schema wrapper.
+ *
+ *		connect-record: a JsonConverter record with a struct schema, the
+ *		order's identity split out into its own fields and the event kept as
+ *		text in "payload" (io.debezium.data.Json): what a JDBC sink maps to
+ *		the columns order_id, external_reference and payload.  The order's
+ *		fields (a UUID, and a channel and number like WEB-000123) need no
+ *		escaping.
+ */
+static long
+gen_wrap(gen_envelope envelope, const gen_order *order, char *value, long len)
+{
+	static const char debezium_head[] = "{\"schema\":{\"type\":\"string\",\"optional\":true},\"payload\":\"";
+	static const char record_schema[] =
+		"{\"schema\":{\"type\":\"struct\",\"name\":\"received_orders.order\",\"optional\":false,\"fields\":["
+		"{\"field\":\"order_id\",\"type\":\"string\",\"optional\":false,\"name\":\"io.debezium.data.Uuid\"},"
+		"{\"field\":\"external_reference\",\"type\":\"string\",\"optional\":false},"
+		"{\"field\":\"payload\",\"type\":\"string\",\"optional\":false,\"name\":\"io.debezium.data.Json\"}]},";
+	static char event[GEN_EVENT_MAX];
+	long		n;
+
+	memcpy(event, value, (size_t) len);
+	if (envelope == GEN_ENVELOPE_DEBEZIUM)
+		n = snprintf(value, GEN_VALUE_MAX, "%s", debezium_head);
+	else
+		n = snprintf(value, GEN_VALUE_MAX,
+					 "%s\"payload\":{\"order_id\":\"%s\",\"external_reference\":\"%s\",\"payload\":\"",
+					 record_schema, order->order_id, order->reference);
+	n += gen_json_escape(value + n, event, len);
 	value[n++] = '"';
+	if (envelope == GEN_ENVELOPE_CONNECT_RECORD)
+		value[n++] = '}';
 	value[n++] = '}';
 	return n;
 }

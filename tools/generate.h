@@ -20,8 +20,9 @@
 #define GEN_EVENT_MAX		16384
 /* --event-bytes: the largest size asked for (order lines added up to it) */
 #define GEN_EVENT_BYTES_MAX	12000
-/* A value: an event, wrapped at most (every byte escaped as \u00XX) */
-#define GEN_VALUE_MAX		(GEN_EVENT_MAX * 6 + 64)
+/* A value: an event, wrapped at most (every byte escaped as \u00XX, under
+ * connect-record's schema of ~450 bytes and the order's identity) */
+#define GEN_VALUE_MAX		(GEN_EVENT_MAX * 6 + 1024)
 
 #define GEN_EXIT_OK			0
 #define GEN_EXIT_FAILED		1	/* undelivered messages, interrupted, I/O */
@@ -61,6 +62,14 @@ typedef struct gen_order
 	int64_t		occurred_ms;	/* occurredAt, ms since the epoch */
 } gen_order;
 
+/* --envelope: how each event (not a malformed value) is wrapped. */
+typedef enum gen_envelope
+{
+	GEN_ENVELOPE_PLAIN,			/* the event's JSON as it is */
+	GEN_ENVELOPE_DEBEZIUM,		/* Debezium's outbox router: a JSON string */
+	GEN_ENVELOPE_CONNECT_RECORD /* a Connect struct with the fields split out */
+} gen_envelope;
+
 /* The command line, parsed (options.c). */
 typedef struct gen_options
 {
@@ -75,7 +84,7 @@ typedef struct gen_options
 	const char *output;			/* --output FILE: no Kafka, lines in FILE */
 	char	  **props;			/* -X key=value, in order */
 	int			nprops;
-	int			debezium;		/* --envelope debezium */
+	gen_envelope envelope;		/* --envelope */
 	const char *header_name;	/* --header NAME=VALUE, on every message */
 	const char *header_value;
 	int			event_bytes;	/* --event-bytes: order lines up to ~N bytes, 0: 1-3 */

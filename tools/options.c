@@ -57,10 +57,15 @@ gen_usage(FILE *out)
 			"      --malformed R        share of invalid values: truncated JSON, Latin-1\n"
 			"                           bytes, a JSON array, no orderId (default 0.001)\n"
 			"      --tombstones R       share of NULL values keyed by an orderId (default 0.001)\n"
-			"      --envelope NAME      plain (default) or debezium: every event (not the\n"
-			"                           malformed values) as Debezium's outbox router sends a\n"
-			"                           text payload through JsonConverter with schemas:\n"
+			"      --envelope NAME      plain (default), debezium or connect-record: every\n"
+			"                           event (not the malformed values) as Debezium's outbox\n"
+			"                           router sends a text payload through JsonConverter with\n"
+			"                           schemas (debezium):\n"
 			"                           {\"schema\":{\"type\":\"string\",...},\"payload\":\"<event>\"}\n"
+			"                           or as a JsonConverter record for a JDBC sink, the\n"
+			"                           fields split out (connect-record): {\"schema\":{\"type\":\n"
+			"                           \"struct\",...},\"payload\":{\"order_id\":...,\n"
+			"                           \"external_reference\":...,\"payload\":\"<event>\"}}\n"
 			"      --header NAME=VALUE  a header on every message but tombstones\n"
 			"      --event-bytes N      order lines added to each event until it has about N\n"
 			"                           bytes, up to 12000 (default 0: 1 to 3 lines, ~300)\n"
@@ -216,9 +221,13 @@ gen_parse_options(gen_options *opts, int argc, char **argv)
 				break;
 			case OPT_ENVELOPE:
 				if (strcmp(optarg, "debezium") == 0)
-					opts->debezium = 1;
-				else if (strcmp(optarg, "plain") != 0)
-					gen_usage_error("--envelope is plain or debezium, not \"%s\"", optarg);
+					opts->envelope = GEN_ENVELOPE_DEBEZIUM;
+				else if (strcmp(optarg, "connect-record") == 0)
+					opts->envelope = GEN_ENVELOPE_CONNECT_RECORD;
+				else if (strcmp(optarg, "plain") == 0)
+					opts->envelope = GEN_ENVELOPE_PLAIN;
+				else
+					gen_usage_error("--envelope is plain, debezium or connect-record, not \"%s\"", optarg);
 				break;
 			case OPT_HEADER:
 				{
