@@ -36,7 +36,8 @@
 #                              DIR/connect.log, and the partitions their
 #                              latest ones add up to
 #   connect_delete NAME        delete connector NAME over the REST API
-#   connect_stop               stop the worker, by its PID
+#   connect_stop               stop the worker, by its PID (SIGTERM, then
+#                              SIGKILL after 30 s)
 
 CONNECT_PID=
 
@@ -159,9 +160,16 @@ urllib.request.urlopen(urllib.request.Request(sys.argv[1], method="DELETE"), tim
 }
 
 connect_stop() {
+	local i state
 	[[ -n $CONNECT_PID ]] || return 0
 	kill -TERM "$CONNECT_PID" 2>/dev/null || true
-	ro_wait_until 30 bash -c "! kill -0 $CONNECT_PID 2>/dev/null" || kill -KILL "$CONNECT_PID" 2>/dev/null || true
+	# a child that exited stays a zombie (kill -0 succeeds) until waited for
+	for ((i = 0; i < 300; i++)); do
+		state=$(cut -d' ' -f3 "/proc/$CONNECT_PID/stat" 2>/dev/null) || break
+		[[ $state == Z ]] && break
+		sleep 0.1
+	done
+	[[ ${state:-Z} == Z ]] || kill -KILL "$CONNECT_PID" 2>/dev/null || true
 	wait "$CONNECT_PID" 2>/dev/null || true
 	CONNECT_PID=
 }
