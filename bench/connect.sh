@@ -10,9 +10,9 @@
 #   connect_jvm_flags DIR      the worker's JVM flags for AK_JVM_PROFILE:
 #                              test: a 512 MB heap; production: the heap of
 #                              Kafka's own connect-standalone.sh (-Xms256M
-#                              -Xmx2G) and kafka-run-class.sh's performance
-#                              and JMX options, as the broker's, plus a GC
-#                              log in DIR/connect-gc.log
+#                              -Xmx2G) and kafka-run-class.sh's performance,
+#                              GC log (DIR/connect-gc.log) and JMX options,
+#                              as the broker's (ak__run_class_flags)
 #   connect_worker_properties DIR PORT
 #                              a standalone worker's settings in
 #                              DIR/worker.properties: JsonConverter with
@@ -59,12 +59,7 @@ connect_install() {
 
 connect_jvm_flags() {
 	case ${AK_JVM_PROFILE:-test} in
-	production)
-		echo "-Xms256M -Xmx2G" \
-			"-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true" \
-			"-Xlog:gc*:file=$1/connect-gc.log:time,tags:filecount=10,filesize=100M" \
-			"-Dcom.sun.management.jmxremote -Dcom.sun.management.jmxremote.authenticate=false -Dcom.sun.management.jmxremote.ssl=false"
-		;;
+	production) echo "-Xms256M -Xmx2G $(ak__run_class_flags "$1/connect-gc.log")" ;;
 	*) echo "-Xms256m -Xmx512m" ;;
 	esac
 }

@@ -340,20 +340,26 @@ ak__write_log4j() {
 	sed -i 's/^rootLogger.level = warn/rootLogger.level = error/' "$AK_DIR/log4j2-tools.properties"
 }
 
+# ak__run_class_flags GC_LOG — what kafka-run-class.sh (Kafka 4.1.1) adds
+# to a start script's heap, in its order: KAFKA_JVM_PERFORMANCE_OPTS,
+# KAFKA_GC_LOG_OPTS (its -loggc, Java >= 9) writing GC_LOG, KAFKA_JMX_OPTS;
+# the broker's production flags and the Connect worker's (bench/connect.sh)
+ak__run_class_flags() {
+	echo "-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true" \
+		"-Xlog:gc*:file=$1:time,tags:filecount=10,filesize=100M" \
+		"-Dcom.sun.management.jmxremote -Dcom.sun.management.jmxremote.authenticate=false -Dcom.sun.management.jmxremote.ssl=false"
+}
+
 # ak__jvm_flags NODE — the JVM flags of node NODE for AK_JVM_PROFILE (see
 # the header).  production: KAFKA_HEAP_OPTS of kafka-server-start.sh, then
-# KAFKA_JVM_PERFORMANCE_OPTS, KAFKA_GC_LOG_OPTS (its -loggc, Java >= 9) and
-# KAFKA_JMX_OPTS of kafka-run-class.sh, Kafka 4.1.1, in that order
+# kafka-run-class.sh's (ak__run_class_flags)
 ak__jvm_flags() {
 	case $AK_JVM_PROFILE in
 	test)
 		echo "$AK_HEAP -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -Djava.awt.headless=true"
 		;;
 	production)
-		echo "-Xmx1G -Xms1G" \
-			"-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -XX:MaxInlineLevel=15 -Djava.awt.headless=true" \
-			"-Xlog:gc*:file=$AK_DIR/node$1/kafkaServer-gc.log:time,tags:filecount=10,filesize=100M" \
-			"-Dcom.sun.management.jmxremote -Dcom.sun.management.jmxremote.authenticate=false -Dcom.sun.management.jmxremote.ssl=false"
+		echo "-Xmx1G -Xms1G $(ak__run_class_flags "$AK_DIR/node$1/kafkaServer-gc.log")"
 		;;
 	*)
 		ak__log "AK_JVM_PROFILE must be test or production, not $AK_JVM_PROFILE"
